@@ -1,0 +1,42 @@
+# coopcc — see README.md. Two commands on a fresh machine: `make demo`, `make test`.
+GO       ?= go
+BIN      := bin/coopcc
+PKGS     := ./...
+# Integration tests create namespaces and load BPF programs: they need root.
+TESTFLAGS ?= -count=1 -timeout 20m
+
+.PHONY: all build test demo generate bench lint deps deps-bpf clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+deps-bpf:
+	@scripts/install-deps.sh --bpf
+
+build:
+	$(GO) build -o $(BIN) ./cmd/coopcc
+
+test: deps build
+	$(GO) vet $(PKGS)
+	$(GO) test $(TESTFLAGS) $(PKGS)
+
+# The headline experiment on the embedded default scenario.
+demo: deps build
+	scripts/demo.sh
+
+# Regenerates the bpf2go objects (needs clang; `make deps-bpf` installs it).
+generate: deps-bpf
+	$(GO) generate ./...
+
+bench: deps build
+	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 $(PKGS)
+
+lint:
+	$(GO) vet $(PKGS)
+	@if command -v staticcheck >/dev/null; then staticcheck $(PKGS); \
+	else $(GO) run honnef.co/go/tools/cmd/staticcheck@2025.1.1 $(PKGS); fi
+
+clean:
+	rm -rf bin
