@@ -1,0 +1,108 @@
+package analysis
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+func flowFor(station string, srttMs []float64, acked uint64) Series {
+	s := Series{Key: FlowKey{Station: station, Src: "a", Dst: "b"}}
+	for i, r := range srttMs {
+		s.Samples = append(s.Samples, Sample{T: float64(i) / 10, Cwnd: 10, SRTT: time.Duration(r * float64(time.Millisecond)),
+			BytesAcked: acked * uint64(i) / uint64(len(srttMs)-1)})
+	}
+	return s
+}
+
+func testRun(id, mode string, rep int, valid bool, g1, g2 float64) Run {
+	ip := func(st string, mbps float64) Iperf {
+		return Iperf{Station: st, ReceivedBytes: mbps * 1e6 / 8 * 10, ReceivedSeconds: 10}
+	}
+	return Run{
+		Info: RunInfo{ID: id, Mode: mode, N: 2, DelayMs: 4, Rep: rep, Valid: valid,
+			Stations: []Station{{Name: "sta1", Managed: true}, {Name: "sta2"}}},
+		Iperf: map[string]Iperf{"sta1": ip("sta1", g1), "sta2": ip("sta2", g2)},
+		Flows: []Series{
+			flowFor("sta1", []float64{10, 20, 30, 40, 50}, 1<<20),
+			flowFor("sta2", []float64{60, 70, 80, 90, 100}, 1<<20),
+			flowFor("sta2", []float64{1000, 1000}, 300), // control connection: ignored
+		},
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	r := testRun("mode=coop,n=2,delay=4ms,rep=1", "coop", 1, true, 6, 2)
+	r.Emu = &Emu{Queue: []QueueSample{{T: 0, Frames: 1, DropsTotal: 0}, {T: 1, Frames: 3, DropsTotal: 5}}}
+	rs := Summarize(r, DefaultLossRule())
+	if rs.Group != "mode=coop,n=2,delay=4ms" {
+		t.Errorf("Group = %q", rs.Group)
+	}
+	if !near(rs.AggregateMbps, 8) || !near(rs.Jain, 64.0/80) {
+		t.Errorf("aggregate %g jain %g, want 8 and 0.8", rs.AggregateMbps, rs.Jain)
+	}
+	if !near(rs.ManagedMbps, 6) || !near(rs.UnmanagedMbps, 2) {
+		t.Errorf("managed %g unmanaged %g, want 6 and 2", rs.ManagedMbps, rs.UnmanagedMbps)
+	}
+	if !math.IsNaN(rs.WeightedFairness) {
+		t.Errorf("weighted fairness %g without Max values, want NaN", rs.WeightedFairness)
+	}
+	// pooled 10..100 step 10: p50 = 55, p95 = rank 8.55 → 90 + 0.55·10
+	if rs.RTT.Count != 10 || !near(rs.RTT.P50, 55) || !near(rs.RTT.P95, 95.5) {
+		t.Errorf("RTT = %+v, want 10 samples, p50 55, p95 95.5 (control connection left out)", rs.RTT)
+	}
+	if rs.Stations[1].DataFlows != 1 || !near(rs.Stations[0].RTT.P50, 30) {
+		t.Errorf("station summaries %+v", rs.Stations)
+	}
+	if rs.APDrops != 5 || !near(rs.APQueueP95, 2.9) {
+		t.Errorf("AP drops %g queue p95 %g, want 5 and 2.9", rs.APDrops, rs.APQueueP95)
+	}
+	if !rs.Valid {
+		t.Errorf("run should be valid: %s", rs.InvalidReason)
+	}
+
+	r.Emu.Status = &EmuStatus{Valid: false, Reason: "lateness p99 900us > 500us"}
+	r.Iperf["sta2"] = Iperf{Error: "unable to connect"}
+	rs = Summarize(r, DefaultLossRule())
+	if rs.Valid || !strings.Contains(rs.InvalidReason, "lateness") || !strings.Contains(rs.InvalidReason, "unable to connect") {
+		t.Errorf("valid %v reason %q: want invalid naming the emulator and iperf3", rs.Valid, rs.InvalidReason)
+	}
+	// sta2's goodput now comes from bytes_acked: 1 MiB over 0.4 s.
+	if got := rs.Stations[1]; got.GoodputSource != SourceAcked || !near(got.GoodputMbps, float64(1<<20)*8/0.4/1e6) {
+		t.Errorf("fallback goodput %g from %s", got.GoodputMbps, got.GoodputSource)
+	}
+}
+
+func TestGroupAndReference(t *testing.T) {
+	runs := []RunSummary{
+		Summarize(testRun("mode=cubic,n=2,delay=4ms,rep=2", "cubic", 2, true, 1, 3), DefaultLossRule()),
+		Summarize(testRun("mode=cubic,n=2,delay=4ms,rep=1", "cubic", 1, true, 3, 3), DefaultLossRule()),
+		Summarize(testRun("mode=cubic,n=2,delay=4ms,rep=3", "cubic", 3, false, 50, 50), DefaultLossRule()),
+	}
+	gs := Group(runs)
+	if len(gs) != 1 {
+		t.Fatalf("%d groups, want 1", len(gs))
+	}
+	g := gs[0]
+	if g.ValidRuns != 2 || len(g.Runs) != 3 || g.Runs[0].Rep != 1 {
+		t.Errorf("valid %d of %d, first rep %d", g.ValidRuns, len(g.Runs), g.Runs[0].Rep)
+	}
+	// aggregates 4 and 6 (the invalid run's 100 is left out); Jain 0.8 and 1.
+	if !near(g.AggregateMbps.Mean, 5) || g.AggregateMbps.Min != 4 || g.AggregateMbps.Max != 6 || !near(g.Jain.Mean, 0.9) {
+		t.Errorf("aggregate %+v jain %+v", g.AggregateMbps, g.Jain)
+	}
+
+	// A reference run where sta1 ran alone at 4 Mbit/s and sta2 alone at 6.
+	alone := func(st string, mbps float64) RunSummary {
+		r := testRun("mode=cubic,n=1,delay=4ms,rep=1", "cubic", 1, true, mbps, mbps)
+		r.Info.Stations = []Station{{Name: st}}
+		return Summarize(r, DefaultLossRule())
+	}
+	all := append([]RunSummary{alone("sta1", 4), alone("sta2", 6)}, runs[1]) // runs[1]: 3 and 3
+	FillMaxFromReference(all)
+	// normalized 0.75 and 0.5 → 1.5625 / (2·0.8125)
+	if got := all[2].WeightedFairness; !near(got, 1.5625/1.625) {
+		t.Errorf("weighted fairness %g, want %g", got, 1.5625/1.625)
+	}
+}
