@@ -8,7 +8,10 @@
 // sockets or the clock. docs/analysis.md defines every metric and its source.
 package analysis
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Run is everything recorded for one run of a scenario (one directory
 // runs/<run-id>/ of a results directory). Only Info is required; every other
@@ -19,6 +22,19 @@ type Run struct {
 	Flows  []Series                // monitor time series (flows.csv), one per flow
 	Bounds map[string][]BoundEvent // agent bound changes by station (bounds/<station>.jsonl)
 	Emu    *Emu                    // emulator statistics; nil when emu/ is absent
+	// T0 is the Unix time (seconds) that flows.csv's t_s values were
+	// rebased by, so that sample times are seconds since the recording
+	// started; 0 when the file already held relative times.
+	T0 float64
+}
+
+// RunTime converts a wall-clock time (an agent event's) to seconds on the
+// run's clock (see T0). Without T0 it returns NaN.
+func (r Run) RunTime(t time.Time) float64 {
+	if r.T0 == 0 {
+		return math.NaN()
+	}
+	return float64(t.UnixMicro())/1e6 - r.T0
 }
 
 // RunInfo is run.json.
