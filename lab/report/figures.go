@@ -55,7 +55,9 @@ func lineLabel(g analysis.GroupSummary) string {
 	return g.Mode
 }
 
-func delayLabel(d float64) string { return "wired delay " + strconv.FormatFloat(d, 'g', -1, 64) + " ms" }
+func delayLabel(d float64) string {
+	return "wired delay " + strconv.FormatFloat(d, 'g', -1, 64) + " ms"
+}
 
 func (m *model) delays() []float64 {
 	seen := map[float64]bool{}
