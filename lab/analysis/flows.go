@@ -24,13 +24,32 @@ func AckedBytes(s Series) uint64 {
 // IsDataFlow reports whether s carried bulk data (see MinDataBytes).
 func IsDataFlow(s Series) bool { return AckedBytes(s) >= MinDataBytes }
 
-// DataFlows returns the data flows of a station (its netns), in input order.
+// MinStarvedBytes: a station none of whose flows reached MinDataBytes (a
+// starved terminal) still has its largest flow taken as its data flow when
+// that flow acknowledged at least this much (iperf3's control connection
+// acknowledges a few hundred bytes).
+const MinStarvedBytes = 4 << 10
+
+// DataFlows returns the data flows of a station (its netns), in input
+// order: the flows that acknowledged at least MinDataBytes, or — for a
+// starved station — its flow with the largest bytes_acked if that is at
+// least MinStarvedBytes.
 func DataFlows(flows []Series, station string) []Series {
 	var out []Series
-	for _, s := range flows {
-		if s.Key.Station == station && IsDataFlow(s) {
+	best, bestAcked := -1, uint64(0)
+	for i, s := range flows {
+		if s.Key.Station != station {
+			continue
+		}
+		if IsDataFlow(s) {
 			out = append(out, s)
 		}
+		if n := len(s.Samples); n > 0 && s.Samples[n-1].BytesAcked > bestAcked {
+			best, bestAcked = i, s.Samples[n-1].BytesAcked
+		}
+	}
+	if len(out) == 0 && best >= 0 && bestAcked >= MinStarvedBytes {
+		out = append(out, flows[best])
 	}
 	return out
 }

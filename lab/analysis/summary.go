@@ -195,7 +195,7 @@ func stationsOf(run Run) []Station {
 		add(n)
 	}
 	for _, f := range run.Flows {
-		if IsDataFlow(f) {
+		if len(DataFlows([]Series{f}, f.Key.Station)) > 0 {
 			add(f.Key.Station)
 		}
 	}
@@ -251,17 +251,33 @@ type GroupSummary struct {
 	Moderate         Stat
 }
 
+// knownModes is the order modes are listed in: no middleware first, then
+// the papers' rules in date order, ours, and the kernel's alternative.
+var knownModes = []string{"cubic", "static", "hirai2013", "hayakawa2015", "hayakawa2016", "coop", "bbr"}
+
+// ModeLess orders modes: knownModes first in their order, then others alphabetically.
+func ModeLess(a, b string) bool {
+	ra, rb := len(knownModes), len(knownModes)
+	for i, m := range knownModes {
+		if m == a {
+			ra = i
+		}
+		if m == b {
+			rb = i
+		}
+	}
+	if ra != rb {
+		return ra < rb
+	}
+	return a < b
+}
+
 // Group gathers runs by GroupKey and aggregates each group over its valid
-// repetitions. Groups come sorted by delay, mode (in order of first
-// appearance), N and key.
+// repetitions. Groups come sorted by delay, mode (ModeLess), N and key.
 func Group(runs []RunSummary) []GroupSummary {
 	byKey := map[string]*GroupSummary{}
-	modeOrder := map[string]int{}
 	var keys []string
 	for _, r := range runs {
-		if _, ok := modeOrder[r.Mode]; !ok {
-			modeOrder[r.Mode] = len(modeOrder)
-		}
 		g, ok := byKey[r.Group]
 		if !ok {
 			g = &GroupSummary{Key: r.Group, Mode: r.Mode, N: r.N, DelayMs: r.DelayMs, Params: r.Params}
@@ -308,7 +324,7 @@ func Group(runs []RunSummary) []GroupSummary {
 			return x.DelayMs < y.DelayMs
 		}
 		if x.Mode != y.Mode {
-			return modeOrder[x.Mode] < modeOrder[y.Mode]
+			return ModeLess(x.Mode, y.Mode)
 		}
 		if x.N != y.N {
 			return x.N < y.N

@@ -106,3 +106,34 @@ func TestGroupAndReference(t *testing.T) {
 		t.Errorf("weighted fairness %g, want %g", got, 1.5625/1.625)
 	}
 }
+
+func TestDataFlowsStarvedStation(t *testing.T) {
+	ctl := flowFor("sta1", []float64{5, 5}, 300)
+	starved := flowFor("sta1", []float64{900, 1200, 1500}, 20<<10)
+	starved.Key.Src = "c"
+	if got := DataFlows([]Series{ctl, starved}, "sta1"); len(got) != 1 || got[0].Key.Src != "c" {
+		t.Errorf("DataFlows = %+v, want the starved 20 KiB flow", got)
+	}
+	if got := DataFlows([]Series{ctl}, "sta1"); len(got) != 0 {
+		t.Errorf("control connection alone taken as a data flow: %+v", got)
+	}
+	big := flowFor("sta1", []float64{5, 5}, 1<<20)
+	if got := DataFlows([]Series{ctl, starved, big}, "sta1"); len(got) != 1 || got[0].Key.Src != "a" {
+		t.Errorf("with a bulk flow present only it counts: %+v", got)
+	}
+}
+
+func TestGroupOrder(t *testing.T) {
+	var runs []RunSummary
+	for _, m := range []string{"bbr", "zeta", "coop", "alpha", "cubic"} {
+		runs = append(runs, RunSummary{Mode: m, N: 2, DelayMs: 4, Group: "mode=" + m, Valid: true})
+	}
+	runs = append(runs, RunSummary{Mode: "bbr", N: 1, DelayMs: 256, Group: "mode=bbr,d", Valid: true})
+	var got []string
+	for _, g := range Group(runs) {
+		got = append(got, g.Mode)
+	}
+	if want := "cubic coop bbr alpha zeta bbr"; strings.Join(got, " ") != want {
+		t.Errorf("order %v, want %s", got, want)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/coopcc/coopcc/lab/analysis"
 )
@@ -127,6 +128,14 @@ func (m *model) vsN(name, title, ylabel string, metric func(analysis.GroupSummar
 		Caption: "Mean over valid repetitions; bars span min–max. Invalid runs are left out.",
 		Header:  []string{"delay_ms", "line", "mode", "n", "mean", "min", "max", "valid_runs", "runs"}}
 	var row []*plot.Plot
+	var allLabels []string
+	seenLabel := map[string]bool{}
+	for _, g := range m.groups {
+		if l := lineLabel(g); !seenLabel[l] {
+			seenLabel[l] = true
+			allLabels = append(allLabels, l)
+		}
+	}
 	for _, d := range m.delays() {
 		p := newPanel(delayLabel(d), "terminals N", ylabel)
 		lines := map[string]plotter.XYs{}
@@ -158,7 +167,7 @@ func (m *model) vsN(name, title, ylabel string, metric func(analysis.GroupSummar
 				sx[k], slo[k], shi[k] = xys[i], lo[i], hi[i]
 			}
 			si := m.styleOf(l)
-			if err := addLine(p, si, l, sx, true); err != nil {
+			if err := addLine(p, si, "", sx, true); err != nil {
 				return nil, err
 			}
 			if err := addRange(p, si, sx, slo, shi); err != nil {
@@ -173,6 +182,7 @@ func (m *model) vsN(name, title, ylabel string, metric func(analysis.GroupSummar
 		}
 		row = append(row, p)
 	}
+	sharedLegend(row[0], allLabels, m.styleOf, true)
 	f.Panels = [][]*plot.Plot{row}
 	return f, nil
 }
@@ -202,18 +212,22 @@ func (m *model) byMode() (*figure, error) {
 	}
 	mk := func(title, y string, vs plotter.Values, max float64) (*plot.Plot, error) {
 		p := newPanel(title, "", y)
-		b, err := plotter.NewBarChart(vs, vg.Points(18))
-		if err != nil {
-			return nil, fmt.Errorf("bars: %w", err)
+		for i, v := range vs { // one bar per group, colored by mode
+			b, err := plotter.NewBarChart(plotter.Values{v}, vg.Points(22))
+			if err != nil {
+				return nil, fmt.Errorf("bars: %w", err)
+			}
+			c, _ := style(m.styleOf(m.groups[i].Mode))
+			b.Color, b.LineStyle.Width, b.XMin = c, 0, float64(i)
+			p.Add(b)
 		}
-		c, _ := style(0)
-		b.Color = c
-		b.LineStyle.Width = 0
-		p.Add(b)
 		p.NominalX(labels...)
+		p.X.Min, p.X.Max = -0.6, float64(len(vs))-0.4
 		p.Y.Min = 0
 		if max > 0 {
 			p.Y.Max = max
+		} else {
+			p.Y.Max *= 1.1
 		}
 		return p, nil
 	}
@@ -254,6 +268,12 @@ func (m *model) throughputVsRTT() (*figure, error) {
 		Caption: "One point per run group (mean over valid repetitions); up and left is better. RTT is the sender's smoothed RTT (flows.csv srtt_us).",
 		Header:  []string{"delay_ms", "mode", "group", "n", "p95_rtt_ms", "aggregate_mbps"}}
 	var row []*plot.Plot
+	var modes []string
+	for _, g := range m.groups {
+		if !contains(modes, g.Mode) {
+			modes = append(modes, g.Mode)
+		}
+	}
 	for _, d := range m.delays() {
 		p := newPanel(delayLabel(d), "95th-percentile RTT (ms)", "total goodput (Mbit/s)")
 		pts := map[string]plotter.XYs{}
@@ -269,12 +289,17 @@ func (m *model) throughputVsRTT() (*figure, error) {
 			f.Rows = append(f.Rows, []string{num(d), g.Mode, g.Key, strconv.Itoa(g.N), num(g.P95RTTms.Mean), num(g.AggregateMbps.Mean)})
 		}
 		for _, mode := range order {
-			if err := addPoints(p, m.styleOf(mode), mode, pts[mode]); err != nil {
+			if err := addPoints(p, m.styleOf(mode), "", pts[mode]); err != nil {
 				return nil, err
 			}
 		}
 		p.Y.Min, p.X.Min = 0, 0
 		row = append(row, p)
+	}
+	for _, mode := range modes {
+		i := m.styleOf(mode)
+		c, _ := style(i)
+		row[0].Legend.Add(mode, &plotter.Scatter{GlyphStyle: draw.GlyphStyle{Color: c, Shape: filledShape(i), Radius: vg.Points(4)}})
 	}
 	f.Panels = [][]*plot.Plot{row}
 	return f, nil
@@ -326,7 +351,9 @@ func (m *model) coexistence() (*figure, error) {
 		p.Legend.Add([]string{"managed", "unmanaged"}[i], b)
 	}
 	p.NominalX(labels...)
+	p.X.Min, p.X.Max = -0.7, float64(len(gs))-0.3
 	p.Y.Min = 0
+	p.Y.Max *= 1.1
 	f.Panels = [][]*plot.Plot{{p}}
 	return f, nil
 }
@@ -428,6 +455,8 @@ func (m *model) traceRuns() []int {
 			return x.N > y.N
 		case x.DelayMs != y.DelayMs:
 			return x.DelayMs > y.DelayMs
+		case (variant(x.Group) == "") != (variant(y.Group) == ""):
+			return variant(x.Group) == "" // plain runs before parameter variants
 		case x.Rep != y.Rep:
 			return x.Rep < y.Rep
 		}
@@ -709,4 +738,13 @@ func withGoodput(s analysis.RunSummary) int {
 		}
 	}
 	return n
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
 }

@@ -171,7 +171,62 @@ func newPanel(title, x, y string) *plot.Plot {
 	p.Add(plotter.NewGrid())
 	p.Legend.TextStyle.Font.Size = vg.Points(10)
 	p.Legend.Padding = vg.Points(3)
+	p.X.Tick.Marker = niceTicks{}
+	p.Y.Tick.Marker = niceTicks{}
 	return p
+}
+
+// niceTicks puts about five labelled ticks at 1, 2 or 5 × 10^k steps,
+// labelled with no more decimals than the step needs.
+type niceTicks struct{}
+
+func (niceTicks) Ticks(min, max float64) []plot.Tick {
+	if !(max > min) {
+		return []plot.Tick{{Value: min, Label: strconv.FormatFloat(min, 'g', 4, 64)}}
+	}
+	raw := (max - min) / 5
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	prec := 0
+	if step < 1 {
+		prec = int(math.Ceil(-math.Log10(step) - 1e-9))
+	}
+	var ts []plot.Tick
+	for v := math.Ceil(min/step) * step; v <= max+step*1e-9; v += step {
+		ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', prec, 64)})
+		// unlabelled minor ticks halfway
+		if h := v + step/2; h <= max {
+			ts = append(ts, plot.Tick{Value: h})
+		}
+	}
+	if h := math.Ceil(min/step)*step - step/2; h >= min {
+		ts = append(ts, plot.Tick{Value: h})
+	}
+	return ts
+}
+
+// sharedLegend adds one legend entry per label to p (a line with the
+// label's glyph, styled like addLine's series), for figures whose panels
+// share their series.
+func sharedLegend(p *plot.Plot, labels []string, styleOf func(string) int, points bool) {
+	for _, l := range labels {
+		i := styleOf(l)
+		c, dashes := style(i)
+		var thumbs []plot.Thumbnailer
+		if points {
+			sc := &plotter.Scatter{GlyphStyle: draw.GlyphStyle{Color: c, Shape: plotutil.Shape(i), Radius: vg.Points(3)}}
+			thumbs = append(thumbs, sc)
+		}
+		ln := &plotter.Line{LineStyle: draw.LineStyle{Color: c, Dashes: dashes, Width: vg.Points(1.5)}}
+		thumbs = append([]plot.Thumbnailer{ln}, thumbs...)
+		p.Legend.Add(l, thumbs...)
+	}
 }
 
 // intTicks marks integers only (for counts such as N), at most about ten.
@@ -256,7 +311,7 @@ func addPoints(p *plot.Plot, i int, name string, xys plotter.XYs) error {
 	if err != nil {
 		return fmt.Errorf("points %s: %w", name, err)
 	}
-	s.GlyphStyle.Color, s.GlyphStyle.Shape, s.GlyphStyle.Radius = c, plotutil.Shape(i), vg.Points(4)
+	s.GlyphStyle.Color, s.GlyphStyle.Shape, s.GlyphStyle.Radius = c, filledShape(i), vg.Points(4)
 	p.Add(s)
 	if name != "" {
 		p.Legend.Add(name, s)
@@ -299,4 +354,10 @@ func num(x float64) string {
 		return ""
 	}
 	return strconv.FormatFloat(x, 'g', 6, 64)
+}
+
+// filledShape returns a filled glyph (easier to see than outlines) for series i.
+func filledShape(i int) draw.GlyphDrawer {
+	shapes := []draw.GlyphDrawer{draw.CircleGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}}
+	return shapes[i%len(shapes)]
 }

@@ -109,10 +109,10 @@ func TestSummaryTable(t *testing.T) {
 	if len(lines) != 5 || !strings.HasPrefix(lines[0], "MODE") {
 		t.Fatalf("table:\n%s", b.String())
 	}
-	if f := strings.Fields(lines[2]); f[0] != "coop" || f[1] != "2" || f[len(f)-1] != "!" {
+	if f := strings.Fields(lines[4]); f[0] != "coop" || f[1] != "2" || f[len(f)-1] != "!" {
 		t.Errorf("coop N=2 line %q: want flagged with ! for its invalid repetition", lines[2])
 	}
-	if f := strings.Fields(lines[4]); f[0] != "cubic" || f[3] != "21.29" || f[4] != "0.846" || f[7] != "1" {
+	if f := strings.Fields(lines[2]); f[0] != "cubic" || f[3] != "21.29" || f[4] != "0.846" || f[7] != "1" {
 		t.Errorf("cubic N=2 line %q: want aggregate 21.29, Jain 0.846, 1 timeout", lines[4])
 	}
 	// SVG only: the page inlines SVG.
