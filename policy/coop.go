@@ -40,6 +40,12 @@ type CoopParams struct {
 	WeightByCapability bool
 	// DisableSoloFloor turns off the lower bound set when no peer is heard.
 	DisableSoloFloor bool
+	// OffRatio, OffAfter, OffFor: switch coop off for OffFor when the group's
+	// ratio stays above OffRatio × TargetRatio for OffAfter without improving
+	// by 10 %. Defaults 2, 10 s, 30 s. DisableSwitchOff keeps coop on.
+	OffRatio         float64
+	OffAfter, OffFor time.Duration
+	DisableSwitchOff bool
 }
 
 // Defaults returns c with every zero field replaced by its default.
@@ -56,8 +62,15 @@ func (c CoopParams) Defaults() CoopParams {
 	def(&c.LoFraction, 0.5)
 	def(&c.Headroom, 0.1)
 	def(&c.ProbeCap, 2)
+	def(&c.OffRatio, 2)
 	if c.HiFloor == 0 {
 		c.HiFloor = 2
+	}
+	if c.OffAfter <= 0 {
+		c.OffAfter = 10 * time.Second
+	}
+	if c.OffFor <= 0 {
+		c.OffFor = 30 * time.Second
 	}
 	return c
 }
@@ -78,6 +91,8 @@ func (c CoopParams) Validate() error {
 		return fmt.Errorf("coop lower-bound fraction %v: want 0..1 (default 0.5)", c.LoFraction)
 	case bad(c.Headroom), bad(c.Capability):
 		return fmt.Errorf("coop headroom %v / capability %v: want finite values >= 0", c.Headroom, c.Capability)
+	case bad(c.OffRatio) || (c.OffRatio != 0 && c.OffRatio < 1):
+		return fmt.Errorf("coop switch-off ratio %v: want a multiple of the target >= 1 (default 2)", c.OffRatio)
 	case bad(c.ProbeCap) || (c.ProbeCap != 0 && c.ProbeCap < 1):
 		return fmt.Errorf("coop probe cap %v: want >= 1 (default 2)", c.ProbeCap)
 	}
@@ -126,6 +141,11 @@ type coop struct {
 	// flow) and the target queueing delay, kept for tests and reasons.
 	targets map[netip.Addr]float64
 	dStar   time.Duration
+	// Switch-off state: since when the ratio has been stuck above
+	// OffRatio × target (and the smallest ratio since then), and until when
+	// coop is off.
+	stuckSince, offUntil time.Time
+	stuckMin             float64
 }
 
 func newCoop(p Params) *coop {
@@ -214,6 +234,34 @@ func (c *coop) Decide(v View) Decision {
 	dStar := (cp.TargetRatio - 1) * rbar // s
 	inflated := ratio >= cp.TargetRatio
 
+	// Switching off when it does not help (papers/004 §VI): the group's RTT
+	// stays above OffRatio × target for OffAfter without improving (by 10 %)
+	// although every coop terminal bounds its windows — queues filled by
+	// hosts without coopcc, or a bottleneck elsewhere. Then no bounds for
+	// OffFor, and a fresh start (the capacity is measured again).
+	if !cp.DisableSwitchOff {
+		if !c.offUntil.IsZero() {
+			if v.Now.Before(c.offUntil) && !v.Now.Before(c.offUntil.Add(-cp.OffFor)) {
+				c.last = Decision{Reason: fmt.Sprintf("coop: switched off until %s: ratio stayed above %.2f for %v despite bounds (hosts without coopcc, or a bottleneck elsewhere?); now ratio %.2f",
+					c.offUntil.Format(time.RFC3339), cp.OffRatio*cp.TargetRatio, cp.OffAfter, ratio)}
+				return copyDecision(c.last)
+			}
+			c.offUntil, c.stuckSince, c.capacity = time.Time{}, time.Time{}, 0
+		}
+		switch {
+		case c.capacity == 0 || ratio <= cp.OffRatio*cp.TargetRatio:
+			c.stuckSince = time.Time{}
+		case c.stuckSince.IsZero() || v.Now.Before(c.stuckSince) || ratio < 0.9*c.stuckMin:
+			c.stuckSince, c.stuckMin = v.Now, ratio
+		case v.Now.Sub(c.stuckSince) >= cp.OffAfter:
+			c.offUntil = v.Now.Add(cp.OffFor)
+			c.capacity, c.stuckSince = 0, time.Time{}
+			c.last = Decision{Reason: fmt.Sprintf("coop: switching off until %s: ratio %.2f stayed above %.2f for %v despite bounds (hosts without coopcc, or a bottleneck elsewhere?)",
+				c.offUntil.Format(time.RFC3339), ratio, cp.OffRatio*cp.TargetRatio, cp.OffAfter)}
+			return copyDecision(c.last)
+		}
+	}
+
 	// Capacity estimate. Until the group's RTT first inflates there is no
 	// measurement of capacity (the path is not saturated): no upper bound,
 	// only the lower bound of solo mode. At the first inflation the sum of
@@ -230,7 +278,16 @@ func (c *coop) Decide(v View) Decision {
 		c.capacity = max(measured, floor)
 	} else if update {
 		gain = min(max(math.Pow(cp.TargetRatio/ratio, cp.Gain), cp.GainMin), cp.GainMax)
-		c.capacity *= gain
+		prev := c.capacity
+		c.capacity = prev * gain
+		if inflated && measured > 0 {
+			// While the queue is inflated the bottleneck is busy and the
+			// measured sum is what it delivers: windows sized for it
+			// already drain the queue to the target, so never cut below
+			// the measurement times the same gain (no undershoot while the
+			// queue drains with a lag), and never raise C while inflated.
+			c.capacity = max(c.capacity, min(prev, measured*gain))
+		}
 		if measured > 0 {
 			c.capacity = min(c.capacity, cp.ProbeCap*measured)
 		}
@@ -380,6 +437,7 @@ func (c *coop) solo(gs []dstGroup, prefix string) Decision {
 
 func (c *coop) reset() {
 	c.tick = cadence{}
+	c.stuckSince, c.offUntil = time.Time{}, time.Time{}
 	c.capacity = 0
 	c.last = Decision{}
 	clear(c.rateMem)

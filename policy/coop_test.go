@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -125,16 +126,69 @@ func TestCoopBoundsShrinkAsRatioRises(t *testing.T) {
 			Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: base + q, MinRTT: base, DeliveryRate: 1e6}},
 			Peers: []PeerView{inflatedPeer(base, q, 1e6)}})
 		hi := d.PerDst[dstA].Hi
-		if i > 0 && hi >= prev {
-			t.Fatalf("ratio %.1f: hi %d, not below previous %d (%q)", ratio, hi, prev, d.Reason)
+		// Strictly smaller while the gain (1.25/ratio)^0.5 is above its 0.5
+		// clamp (ratio < 5); beyond, each step halves at most and the
+		// estimate stays at half the measured throughput (no undershoot).
+		if i > 0 && (hi > prev || ratio < 5 && hi == prev) {
+			t.Fatalf("ratio %.1f: hi %d after %d (%q)", ratio, hi, prev, d.Reason)
 		}
 		if d.PerDst[dstA].Lo != 0 {
 			t.Fatalf("ratio %.1f (inflated): lo %d, want 0", ratio, d.PerDst[dstA].Lo)
 		}
 		prev = hi
 	}
-	if prev < 2 {
-		t.Fatalf("hi fell to %d, want >= 2", prev)
+	if want := uint32(110); prev != want { // 0.5e6 × (0.256 + 0.064) / 1448 = 110.5
+		t.Fatalf("final hi %d, want %d (half the measured 2e6 B/s shared by 2)", prev, want)
+	}
+	// When the throughput itself falls while inflated, the bound follows it down.
+	q := 11 * base
+	d := c.Decide(View{Now: t0.Add(10 * time.Second),
+		Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: base + q, MinRTT: base, DeliveryRate: 0.2e6}},
+		Peers: []PeerView{inflatedPeer(base, q, 0.2e6)}})
+	if hi := d.PerDst[dstA].Hi; hi >= prev {
+		t.Fatalf("throughput fell to 0.4e6: hi %d, not below %d", hi, prev)
+	}
+}
+
+func TestCoopSwitchesOffWhenItCannotDrainTheQueue(t *testing.T) {
+	c := newCoopT(t, Params{})
+	base := 50 * time.Millisecond
+	at := func(s float64, ratio float64) Decision {
+		q := time.Duration((ratio - 1) * float64(base))
+		return c.Decide(View{Now: t0.Add(time.Duration(s * float64(time.Second))),
+			Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: base + q, MinRTT: base, DeliveryRate: 1e6}},
+			Peers: []PeerView{inflatedPeer(base, q, 1e6)}})
+	}
+	// Draining (ratio falling by > 10 % per step) never switches off.
+	r := 40.0
+	for s := 0.0; s < 15; s += 0.5 {
+		if d := at(s, r); !d.Active {
+			t.Fatalf("t=%.1f draining ratio %.1f: switched off: %q", s, r, d.Reason)
+		}
+		r = max(r*0.85, 1.25)
+	}
+	// Stuck at ratio 6 (> 2 × 1.25) from t = 15 s: off after 10 s.
+	for s := 15.0; s < 25; s += 0.5 {
+		if d := at(s, 6); !d.Active {
+			t.Fatalf("t=%.1f: off after only %.1f s stuck", s, s-15)
+		}
+	}
+	if d := at(25, 6); d.Active || !strings.Contains(d.Reason, "switching off") {
+		t.Fatalf("t=25: still on after 10 s stuck: %q", d.Reason)
+	}
+	if d := at(40, 1.1); d.Active || !strings.Contains(d.Reason, "switched off") {
+		t.Fatalf("t=40: back on during the 30 s off period: %q", d.Reason)
+	}
+	// After 30 s it starts afresh: inflated → capacity measured → bounded.
+	if d := at(55.5, 6); !d.Active || d.PerDst[dstA].Hi == 0 {
+		t.Fatalf("t=55.5: not restarted: %q", d.Reason)
+	}
+	// Disabled: never off.
+	c = newCoopT(t, Params{Coop: CoopParams{DisableSwitchOff: true}})
+	for s := 0.0; s < 60; s += 0.5 {
+		if d := at(s, 6); !d.Active {
+			t.Fatalf("switch-off disabled but off at t=%.1f", s)
+		}
 	}
 }
 
