@@ -169,8 +169,8 @@ func (c *coop) Decide(v View) Decision {
 		c.reset()
 		return Decision{Reason: "coop: no flows"}
 	}
-	update := c.tick.due(v.Now, c.p.EvalInterval)
-	if !update && c.last.Reason != "" && sameDsts(c.last, gs) {
+	eval, update := c.tick.due(v.Now, c.p.EvalInterval, gs)
+	if !eval {
 		return copyDecision(c.last)
 	}
 

@@ -55,10 +55,9 @@ func (h *hirai2013) Decide(v View) Decision {
 		h.last = Decision{}
 		return Decision{Reason: "hirai2013: no flows"}
 	}
-	if !h.tick.due(v.Now, h.p.HiraiInterval) && h.last.Active && sameDsts(h.last, gs) {
+	if eval, _ := h.tick.due(v.Now, h.p.HiraiInterval, gs); !eval {
 		return copyDecision(h.last)
 	}
-	h.tick.last = v.Now
 	n := ActiveTerminals(v.Peers)
 	bw := h.bandwidth()
 	per := map[netip.Addr]Bounds{}
@@ -177,10 +176,9 @@ func (h *hayakawa2015) Decide(v View) Decision {
 		h.last = Decision{}
 		return Decision{Reason: "hayakawa2015: no flows"}
 	}
-	if !h.tick.due(v.Now, h.p.EvalInterval) && h.last.Active && sameDsts(h.last, gs) {
+	if eval, _ := h.tick.due(v.Now, h.p.EvalInterval, gs); !eval {
 		return copyDecision(h.last)
 	}
-	h.tick.last = v.Now
 	n := ActiveTerminals(v.Peers)
 	per := map[netip.Addr]Bounds{}
 	var why []string
@@ -264,10 +262,9 @@ func (h *hayakawa2016) Decide(v View) Decision {
 			delete(h.on, dst)
 		}
 	}
-	if !h.tick.due(v.Now, h.p.EvalInterval) && h.last.Reason != "" && sameDsts(h.last, gs) {
+	if eval, _ := h.tick.due(v.Now, h.p.EvalInterval, gs); !eval {
 		return copyDecision(h.last)
 	}
-	h.tick.last = v.Now
 	n := ActiveTerminals(v.Peers)
 	per := map[netip.Addr]Bounds{}
 	var why []string
@@ -290,6 +287,11 @@ func (h *hayakawa2016) Decide(v View) Decision {
 		rtt := g.MinRTT
 		if rtt <= 0 {
 			rtt = g.SRTT
+		}
+		if rtt <= 0 {
+			per[g.Dst] = Bounds{}
+			why = append(why, fmt.Sprintf("%s: on, rtt unknown, no bound", dstName(g.Dst)))
+			continue
 		}
 		hi := Hayakawa2016Cwnd(h.bwmax(), n, rtt, h.p.SegmentBytes, h.p.Hayakawa2016Exponent)
 		per[g.Dst] = Bounds{Hi: hi}

@@ -289,3 +289,18 @@ func TestHayakawa2016Hysteresis(t *testing.T) {
 		t.Fatalf("new flow at ratio 2 after reset: active %+v", d)
 	}
 }
+
+func TestHayakawa2016LooksOnlyEveryHalfSecond(t *testing.T) {
+	pol := mustNew(t, "hayakawa2016", Params{})
+	base := 256 * time.Millisecond
+	if d := pol.Decide(view(t0, 10, base, base)); d.Active {
+		t.Fatalf("start: active %+v", d)
+	}
+	// A spike 100 ms later is not seen: the next look is at 0.5 s.
+	if d := pol.Decide(view(t0.Add(100*time.Millisecond), 10, 7*base, base)); d.Active {
+		t.Fatalf("switched on between evaluations: %q", d.Reason)
+	}
+	if d := pol.Decide(view(t0.Add(500*time.Millisecond), 10, 7*base, base)); !d.Active || d.PerDst[dstA] != (Bounds{Hi: 1}) {
+		t.Fatalf("at 0.5 s ratio 7: %+v, want on with hi 1", d)
+	}
+}

@@ -299,34 +299,35 @@ func decision(per map[netip.Addr]Bounds, reason string) Decision {
 	return d
 }
 
-// cadence decides whether a periodic policy is due: first call, clock going
-// backwards, or at least 90 % of the period elapsed (the tolerance keeps a
-// 0.5 s policy driven by a 0.5 s loop from skipping every other tick on jitter).
+// cadence decides when a periodic policy evaluates: on the first call, when
+// the clock went backwards, when at least 90 % of the period has elapsed (the
+// tolerance keeps a 0.5 s policy driven by a 0.5 s loop from skipping every
+// other tick on jitter), or when the set of destinations changed (a new flow
+// is bounded at once).
 type cadence struct {
 	last time.Time
+	dsts []netip.Addr
 }
 
-func (c *cadence) due(now time.Time, period time.Duration) bool {
-	if c.last.IsZero() || now.Before(c.last) || now.Sub(c.last) >= period-period/10 {
+// due reports whether to evaluate now (eval) and whether that is a periodic
+// evaluation (periodic; false when only the destinations changed), and
+// records the time and destinations.
+func (c *cadence) due(now time.Time, period time.Duration, gs []dstGroup) (eval, periodic bool) {
+	periodic = c.last.IsZero() || now.Before(c.last) || now.Sub(c.last) >= period-period/10
+	changed := len(gs) != len(c.dsts)
+	for i := 0; !changed && i < len(gs); i++ {
+		changed = gs[i].Dst != c.dsts[i]
+	}
+	if changed {
+		c.dsts = c.dsts[:0]
+		for _, g := range gs {
+			c.dsts = append(c.dsts, g.Dst)
+		}
+	}
+	if periodic {
 		c.last = now
-		return true
 	}
-	return false
-}
-
-// sameDsts reports whether d covers exactly the destinations of gs.
-func sameDsts(d Decision, gs []dstGroup) bool {
-	n := 0
-	for _, g := range gs {
-		if !g.Dst.IsValid() {
-			continue
-		}
-		n++
-		if _, ok := d.PerDst[g.Dst]; !ok {
-			return false
-		}
-	}
-	return n == len(d.PerDst)
+	return periodic || changed, periodic
 }
 
 // copyDecision returns d with its own PerDst map, so callers cannot alias a

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"net/netip"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -18,7 +20,7 @@ func newPolicyCmd() *cobra.Command {
 		Use:   "policy",
 		Short: "Inspect the cwnd-bound policies (static, hirai2013, hayakawa2015, hayakawa2016, coop)",
 	}
-	cmd.AddCommand(newPolicyEvalCmd(), newPolicyListCmd())
+	cmd.AddCommand(newPolicyEvalCmd(), newPolicyListCmd(), newPolicyPlanCmd(), newPolicyKneeCmd())
 	return cmd
 }
 
@@ -173,7 +175,7 @@ func runPolicyEval(w io.Writer, f policyEvalFlags) error {
 			active = "yes"
 		}
 		fmt.Fprintf(w, "t=%-5s rtt=%-7v ratio=%-6.2f active=%s lo=%-5s hi=%-5s %s\n",
-			fmt.Sprintf("%.1fs", (time.Duration(i) * f.interval).Seconds()), srtt,
+			fmt.Sprintf("%.1fs", (time.Duration(i)*f.interval).Seconds()), srtt,
 			policy.RatioRTT(srtt, f.minRTT), active, boundStr(d.Active, b.Lo), boundStr(d.Active, b.Hi), d.Reason)
 	}
 	return nil
@@ -216,4 +218,96 @@ func parseBitRate(s string) (float64, error) {
 		return 0, fmt.Errorf("%q: want a rate in bit/s like 19M, 2.4Mbit or 54e6", s)
 	}
 	return v * mult, nil
+}
+
+func newPolicyPlanCmd() *cobra.Command {
+	var base uint32
+	cmd := &cobra.Command{
+		Use:   "plan",
+		Short: "Print papers/003's calibration sweep: hi from 2× to 64× a base cwnd, lo one step below",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if base == 0 {
+				return fmt.Errorf("--base 0: want the base cwnd in segments, e.g. --base 10")
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "multiplier,lo,hi")
+			for i, b := range policy.CalibrationPlan(base) {
+				fmt.Fprintf(cmd.OutOrStdout(), "%d,%d,%d\n", i+policy.CalibrationMinMultiplier, b.Lo, b.Hi)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().Uint32Var(&base, "base", 10, "base cwnd, segments")
+	return cmd
+}
+
+func newPolicyKneeCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "knee FILE|-",
+		Short: "Find the knee (papers/003's \"buffer limited\" point) in bound,rtt samples",
+		Long: `knee reads lines "bound,rtt" (comma or whitespace separated; rtt as a Go duration
+like 12.5ms or as a number of milliseconds; a header line and #-comments are skipped)
+and prints the breakpoint of the best two-segment least-squares fit of RTT against bound.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			in := cmd.InOrStdin()
+			if args[0] != "-" {
+				f, err := os.Open(args[0])
+				if err != nil {
+					return fmt.Errorf("open samples: %w", err)
+				}
+				defer f.Close()
+				in = f
+			}
+			samples, err := readKneeSamples(in)
+			if err != nil {
+				return err
+			}
+			knee, fit, err := policy.Knee(samples)
+			if err != nil {
+				return fmt.Errorf("%w (read %d samples)", err, len(samples))
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "knee %g (from %d samples): below, rtt = %.3f ms + %.3f ms × bound; above, rtt = %.3f ms + %.3f ms × bound; sse %.3g s²\n",
+				knee, fit.Points, fit.Intercept1*1e3, fit.Slope1*1e3, fit.Intercept2*1e3, fit.Slope2*1e3, fit.SSE)
+			return nil
+		},
+	}
+}
+
+// readKneeSamples parses "bound,rtt" lines (see newPolicyKneeCmd).
+func readKneeSamples(r io.Reader) ([]policy.Sample, error) {
+	var out []policy.Sample
+	sc := bufio.NewScanner(r)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		fields := strings.FieldsFunc(text, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == ';' })
+		if len(fields) < 2 {
+			return nil, fmt.Errorf("line %d %q: want \"bound,rtt\"", line, text)
+		}
+		bound, err := strconv.ParseFloat(fields[0], 64)
+		if err != nil {
+			if len(out) == 0 && line == 1 {
+				continue // header
+			}
+			return nil, fmt.Errorf("line %d: bound %q is not a number", line, fields[0])
+		}
+		rtt, err := time.ParseDuration(fields[1])
+		if err != nil {
+			ms, err2 := strconv.ParseFloat(fields[1], 64)
+			if err2 != nil {
+				return nil, fmt.Errorf("line %d: rtt %q is neither a duration (12ms) nor milliseconds", line, fields[1])
+			}
+			rtt = time.Duration(ms * float64(time.Millisecond))
+		}
+		out = append(out, policy.Sample{Bound: bound, RTT: rtt})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read samples: %w", err)
+	}
+	return out, nil
 }
