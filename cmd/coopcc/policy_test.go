@@ -81,7 +81,6 @@ func TestPolicyPlanAndKnee(t *testing.T) {
 	}
 }
 
-
 func TestParseBitRate(t *testing.T) {
 	cases := map[string]float64{"": 0, "19M": 19e6, "2.4Mbit": 2.4e6, "54e6": 54e6, "100k": 100e3, "1G": 1e9, "20Mbps": 20e6, "20Mbit/s": 20e6}
 	for in, want := range cases {
