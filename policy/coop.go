@@ -234,22 +234,32 @@ func (c *coop) Decide(v View) Decision {
 	dStar := (cp.TargetRatio - 1) * rbar // s
 	inflated := ratio >= cp.TargetRatio
 
+	// The capacity floor is HiFloor segments per terminal per base RTT, the
+	// least the windows carry anyway.
+	floor := float64(cp.HiFloor) * float64(c.p.MSS) * float64(len(terms)) / rbar
+
 	// Switching off when it does not help (papers/004 §VI): the group's RTT
-	// stays above OffRatio × target for OffAfter without improving (by 10 %)
-	// although every coop terminal bounds its windows — queues filled by
-	// hosts without coopcc, or a bottleneck elsewhere. Then no bounds for
-	// OffFor, and a fresh start (the capacity is measured again).
+	// stays above OffRatio × the ratio our own windows can explain for
+	// OffAfter without improving (by 10 %) — queues filled by hosts without
+	// coopcc, or a bottleneck elsewhere. Then no bounds for OffFor, and a
+	// fresh start (the capacity is measured again). The windows explain
+	// ρ_exp = ρ*·max(C, floor)/measured: when HiFloor binds (tiny BDPs, e.g.
+	// 4 ms paths) the queue it causes is ours and is no reason to switch off.
+	expected := cp.TargetRatio
+	if measured > 0 && c.capacity > 0 {
+		expected = max(expected, cp.TargetRatio*max(c.capacity, floor)/measured)
+	}
 	if !cp.DisableSwitchOff {
 		if !c.offUntil.IsZero() {
 			if v.Now.Before(c.offUntil) && !v.Now.Before(c.offUntil.Add(-cp.OffFor)) {
-				c.last = Decision{Reason: fmt.Sprintf("coop: switched off until %s: ratio stayed above %.2f for %v despite bounds (hosts without coopcc, or a bottleneck elsewhere?); now ratio %.2f",
-					c.offUntil.Format(time.RFC3339), cp.OffRatio*cp.TargetRatio, cp.OffAfter, ratio)}
+				c.last = Decision{Reason: fmt.Sprintf("coop: switched off until %s: ratio stayed high for %v despite bounds (hosts without coopcc, or a bottleneck elsewhere?); now ratio %.2f",
+					c.offUntil.Format(time.RFC3339), cp.OffAfter, ratio)}
 				return copyDecision(c.last)
 			}
 			c.offUntil, c.stuckSince, c.capacity = time.Time{}, time.Time{}, 0
 		}
 		switch {
-		case c.capacity == 0 || ratio <= cp.OffRatio*cp.TargetRatio:
+		case c.capacity == 0 || ratio <= cp.OffRatio*expected:
 			c.stuckSince = time.Time{}
 		case c.stuckSince.IsZero() || v.Now.Before(c.stuckSince) || ratio < 0.9*c.stuckMin:
 			c.stuckSince, c.stuckMin = v.Now, ratio
@@ -257,7 +267,7 @@ func (c *coop) Decide(v View) Decision {
 			c.offUntil = v.Now.Add(cp.OffFor)
 			c.capacity, c.stuckSince = 0, time.Time{}
 			c.last = Decision{Reason: fmt.Sprintf("coop: switching off until %s: ratio %.2f stayed above %.2f for %v despite bounds (hosts without coopcc, or a bottleneck elsewhere?)",
-				c.offUntil.Format(time.RFC3339), ratio, cp.OffRatio*cp.TargetRatio, cp.OffAfter)}
+				c.offUntil.Format(time.RFC3339), ratio, cp.OffRatio*expected, cp.OffAfter)}
 			return copyDecision(c.last)
 		}
 	}
@@ -270,9 +280,6 @@ func (c *coop) Decide(v View) Decision {
 		c.last = c.solo(gs, fmt.Sprintf("coop: %d terminals, ratio %.2f below target %.2f, capacity not measured yet (no upper bound)", len(terms), ratio, cp.TargetRatio))
 		return copyDecision(c.last)
 	}
-	// The floor is HiFloor segments per terminal per base RTT, the least the
-	// windows carry anyway.
-	floor := float64(cp.HiFloor) * float64(c.p.MSS) * float64(len(terms)) / rbar
 	gain := 1.0
 	if c.capacity == 0 {
 		c.capacity = max(measured, floor)

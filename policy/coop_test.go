@@ -424,3 +424,49 @@ func TestMaxMinShares(t *testing.T) {
 	}
 	_ = netip.Addr{}
 }
+
+// TestCoopTinyBDPStaysOn: 20 terminals on a 4 ms path share 3 MB/s; the
+// windows sit at HiFloor (2 segments) and that alone queues ~15 ms (ratio ≈ 5,
+// above 2 × target). The queue is ours, so coop must not switch off.
+func TestCoopTinyBDPStaysOn(t *testing.T) {
+	const c0, mss, n = 3e6, 1448.0, 20
+	bases := make([]time.Duration, n)
+	pols := make([]*coop, n)
+	w := make([]float64, n)
+	for i := range bases {
+		bases[i] = 4 * time.Millisecond
+		pols[i] = newCoopT(t, Params{})
+		w[i] = 10
+	}
+	var decs []Decision
+	var d float64
+	for step := 0; step < 120; step++ {
+		var x []float64
+		x, d = fluid(w, bases, c0, mss)
+		decs = decs[:0]
+		for i := range pols {
+			var ps []PeerView
+			for j := range pols {
+				if j != i {
+					ps = append(ps, PeerView{ActiveFlows: 1, SRTT: bases[j] + secs(d), MinRTT: bases[j], DeliveryRate: x[j]})
+				}
+			}
+			dec := pols[i].Decide(View{Now: t0.Add(time.Duration(step) * 500 * time.Millisecond),
+				Flows: []FlowView{{Dst: dstA, MSS: mss, SRTT: bases[i] + secs(d), MinRTT: bases[i], DeliveryRate: x[i]}}, Peers: ps})
+			decs = append(decs, dec)
+			if hi := dec.PerDst[dstA].Hi; hi == 0 {
+				w[i] *= 1.5
+			} else {
+				w[i] = float64(hi)
+			}
+		}
+	}
+	for i, dec := range decs {
+		if !dec.Active || dec.PerDst[dstA].Hi != 2 {
+			t.Fatalf("terminal %d after 60 s: %+v (queue %.1f ms)", i, dec, d*1e3)
+		}
+	}
+	if ratio := (0.004 + d) / 0.004; ratio < 2.5 {
+		t.Fatalf("ratio %.2f: the scenario does not exercise the switch-off threshold", ratio)
+	}
+}
