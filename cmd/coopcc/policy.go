@@ -44,7 +44,7 @@ type policyEvalFlags struct {
 	n, appLimitedPeers   int
 	rtt, minRTT, peerMin time.Duration
 	rttSeq               string
-	rate, bwmax          string
+	rate, bwmax, alRate  string
 	mss                  uint32
 	steps                int
 	interval             time.Duration
@@ -77,6 +77,7 @@ Rates are bit/s with an optional k/M/G suffix (e.g. 19M, 2.4Mbit, 54e6).`,
 	fl.StringVar(&f.name, "policy", "coop", "policy name: "+strings.Join(policy.Names(), ", "))
 	fl.IntVar(&f.n, "n", 1, "active terminals N including this one (peers = N−1)")
 	fl.IntVar(&f.appLimitedPeers, "app-limited-peers", 0, "how many of the N−1 peers are application-limited")
+	fl.StringVar(&f.alRate, "app-limited-rate", "", "delivery rate of the app-limited peers, bit/s (default: --rate / 10)")
 	fl.DurationVar(&f.rtt, "rtt", 0, "smoothed RTT of every terminal (default: --min-rtt)")
 	fl.DurationVar(&f.minRTT, "min-rtt", 256*time.Millisecond, "this terminal's min (base) RTT")
 	fl.DurationVar(&f.peerMin, "peer-min-rtt", 0, "the peers' min RTT (default: --min-rtt); their SRTT has the same queueing delay as ours")
@@ -126,6 +127,13 @@ func runPolicyEval(w io.Writer, f policyEvalFlags) error {
 		}
 		rate = c / float64(f.n)
 	}
+	alRate, err := parseBitRate(f.alRate)
+	if err != nil {
+		return fmt.Errorf("--app-limited-rate: %w", err)
+	}
+	if f.alRate == "" {
+		alRate = rate / 10
+	}
 	rtts := []time.Duration{}
 	if f.rttSeq != "" {
 		for _, s := range strings.Split(f.rttSeq, ",") {
@@ -162,8 +170,11 @@ func runPolicyEval(w io.Writer, f policyEvalFlags) error {
 		v := policy.View{Now: now.Add(time.Duration(i) * f.interval),
 			Flows: []policy.FlowView{{Dst: dst, MSS: f.mss, Cwnd: 10, SRTT: srtt, MinRTT: f.minRTT, DeliveryRate: rate / 8}}}
 		for k := 1; k < f.n; k++ {
-			v.Peers = append(v.Peers, policy.PeerView{ActiveFlows: 1, SRTT: peerMin + queue, MinRTT: peerMin,
-				DeliveryRate: rate / 8, AppLimited: k > f.n-1-f.appLimitedPeers})
+			pv := policy.PeerView{ActiveFlows: 1, SRTT: peerMin + queue, MinRTT: peerMin, DeliveryRate: rate / 8}
+			if k > f.n-1-f.appLimitedPeers {
+				pv.AppLimited, pv.DeliveryRate = true, alRate/8
+			}
+			v.Peers = append(v.Peers, pv)
 		}
 		d := pol.Decide(v)
 		b, ok := d.PerDst[dst]
