@@ -4,7 +4,7 @@ BIN      := bin/coopcc
 PKGS     := ./...
 # Integration tests create namespaces and load BPF programs: they need root.
 TESTFLAGS ?= -count=1 -timeout 20m
-STATICCHECK := 2026.2.2
+STATICCHECK := v0.8.2
 
 .PHONY: all build test demo generate bench lint deps deps-bpf clean
 
