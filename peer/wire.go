@@ -14,9 +14,9 @@ import (
 
 // Wire-format constants (docs/protocol.md, section "Message").
 const (
-	Version        = 1   // protocol version this package speaks
-	HeaderSize     = 40  // fixed header: magic .. send time
-	TagSize        = 16  // truncated HMAC-SHA256 tag at the end of every message
+	Version        = 1  // protocol version this package speaks
+	HeaderSize     = 40 // fixed header: magic .. send time
+	TagSize        = 16 // truncated HMAC-SHA256 tag at the end of every message
 	MinMessageSize = HeaderSize + TagSize
 	MaxMessageSize = 512 // receivers reject longer datagrams; senders never exceed it
 
@@ -44,7 +44,7 @@ const (
 // rejected with OutOfRange; Status.Clamp brings a local status inside them.
 const (
 	MaxActiveFlows  = 65535
-	MaxCwnd         = 1_000_000      // segments
+	MaxCwnd         = 1_000_000 // segments
 	MaxRTT          = 60 * time.Second
 	MaxRate         = 12_500_000_000 // bytes/s = 100 Gbit/s
 	MaxDemand       = 1 << 40        // bytes (1 TiB)
