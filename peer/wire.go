@@ -156,13 +156,18 @@ func (s Status) Clamp() Status {
 type Codec struct {
 	key   Key
 	group Group
-	macs  sync.Pool // of hash.Hash (HMAC-SHA256 keyed with key)
+	macs  sync.Pool // of *macState
+}
+
+type macState struct {
+	h   hash.Hash // HMAC-SHA256 keyed with the codec's key
+	sum [sha256.Size]byte
 }
 
 // NewCodec returns a codec for the group, authenticating with key.
 func NewCodec(key Key, group Group) *Codec {
 	c := &Codec{key: key, group: group}
-	c.macs.New = func() any { return hmac.New(sha256.New, c.key[:]) }
+	c.macs.New = func() any { return &macState{h: hmac.New(sha256.New, c.key[:])} }
 	return c
 }
 
@@ -170,13 +175,12 @@ func NewCodec(key Key, group Group) *Codec {
 func (c *Codec) Group() Group { return c.group }
 
 func (c *Codec) tag(dst, body []byte) []byte {
-	m := c.macs.Get().(hash.Hash)
-	m.Reset()
-	m.Write(body)
-	var sum [sha256.Size]byte
-	out := m.Sum(sum[:0])
+	m := c.macs.Get().(*macState)
+	m.h.Reset()
+	m.h.Write(body)
+	dst = append(dst, m.h.Sum(m.sum[:0])[:TagSize]...)
 	c.macs.Put(m)
-	return append(dst, out[:TagSize]...)
+	return dst
 }
 
 // Encode returns the message for s. It fails when s does not Validate.
