@@ -2,6 +2,7 @@ package peer
 
 import (
 	"crypto/pbkdf2"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -120,3 +121,15 @@ func LoadKeyFile(path string) (Key, error) {
 	}
 	return k, nil
 }
+
+// NewRandomKey returns a key from the system's CSPRNG.
+func NewRandomKey() (Key, error) {
+	var k Key
+	if _, err := rand.Read(k[:]); err != nil {
+		return k, fmt.Errorf("random peer key: %w", err)
+	}
+	return k, nil
+}
+
+// Hex returns the key as 64 hex digits, the key file format.
+func (k Key) Hex() string { return hex.EncodeToString(k[:]) }

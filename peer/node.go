@@ -35,7 +35,10 @@ type NodeConfig struct {
 	// NoGoodbye skips the goodbye message on shutdown (peers then drop
 	// this node only after the expiry, as after a crash).
 	NoGoodbye bool
-	Logger    *slog.Logger // default: discard
+	// ReceiveOnly makes a silent listener (debugging): nothing is sent and
+	// Status may be nil.
+	ReceiveOnly bool
+	Logger      *slog.Logger // default: discard
 }
 
 // NodeCounters are the sending side's counts.
@@ -78,7 +81,7 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 		return nil, errors.New("peer node: no codec (key and group)")
 	case cfg.Transport == nil:
 		return nil, errors.New("peer node: no transport")
-	case cfg.Status == nil:
+	case cfg.Status == nil && !cfg.ReceiveOnly:
 		return nil, errors.New("peer node: no status function")
 	}
 	if cfg.Interval == 0 {
@@ -147,6 +150,9 @@ func (n *Node) Run(ctx context.Context) error {
 
 	n.send(false)
 	sendTimer := time.NewTimer(n.nextGap())
+	if n.cfg.ReceiveOnly {
+		sendTimer.Stop()
+	}
 	expiry := time.NewTicker(max(n.cfg.Interval/3, 10*time.Millisecond))
 	defer sendTimer.Stop()
 	defer expiry.Stop()
@@ -184,6 +190,9 @@ func (n *Node) nextGap() time.Duration {
 }
 
 func (n *Node) send(leaving bool) {
+	if n.cfg.ReceiveOnly {
+		return
+	}
 	s := n.cfg.Status().Clamp()
 	s.Sender = n.id
 	s.Seq = n.seq.Add(1)
