@@ -93,7 +93,7 @@ type Flow struct {
 
 	CAState uint8 // 0 Open 1 Disorder 2 CWR 3 Recovery 4 Loss
 
-	Retransmits                          uint8 // retransmissions of the current segment (tcpi_retransmits)
+	Retransmits                         uint8  // retransmissions of the current segment (tcpi_retransmits)
 	TotalRetrans, Lost, Sacked, Unacked uint32 // segments
 
 	BytesSent, BytesAcked, BytesReceived uint64 // bytes

@@ -22,6 +22,9 @@ func uploadSetup(t *testing.T, d time.Duration) (*nettest.NS, nettest.Link, int)
 	// the host's tcp_allowed_congestion_control does not list it (EPERM).
 	cl, sl := nettest.Veth(t, cli, "10.77.201.1/24", srv, "10.77.201.2/24")
 	nettest.RateLimit(t, cl, "20mbit", 0)
+	// One segment per packet, as on a WLAN: without this the veth carries
+	// 64 KB GSO packets and the receiver ACKs ~40 times a second.
+	cli.Exec(t, "ip", "link", "set", "dev", cl.Dev, "gso_max_segs", "1")
 	const port = 5201
 	srv.Iperf3Server(t, port)
 	cli.Iperf3Client(t, sl.Addr, port, d, "-C", "cubic")
@@ -128,5 +131,57 @@ func TestBadInput(t *testing.T) {
 	m.Close()
 	if _, err := m.Snapshot(); err == nil {
 		t.Error("Snapshot after Close succeeded")
+	}
+}
+
+func TestTracerUpload(t *testing.T) {
+	cli, _, port := uploadSetup(t, 6*time.Second)
+	tr, err := NewTracer(Options{Netns: cli.Name, Filter: Filter{Port: uint16(port)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	stop := time.AfterFunc(1500*time.Millisecond, func() { tr.Close() })
+	defer stop.Stop()
+	perFlow := map[uint64][]ACK{}
+	var ev ACK
+	n := 0
+	for {
+		if err := tr.Read(&ev); err != nil {
+			if err != ErrTracerClosed {
+				t.Fatal(err)
+			}
+			break
+		}
+		n++
+		if ev.Src.Port() != uint16(port) && ev.Dst.Port() != uint16(port) {
+			t.Fatalf("event of another port passed the filter: %+v", ev)
+		}
+		perFlow[ev.Cookie] = append(perFlow[ev.Cookie], ev)
+	}
+	// 20 Mbit/s of 1448-byte segments with delayed ACKs is ~850 ACKs/s.
+	var bulk []ACK
+	for _, evs := range perFlow {
+		if len(evs) > len(bulk) {
+			bulk = evs
+		}
+	}
+	if len(bulk) < 200 {
+		t.Fatalf("%d events (%d of the bulk flow) in 1.5 s, want >= 200 ACKs", n, len(bulk))
+	}
+	first, last := bulk[0], bulk[len(bulk)-1]
+	if last.Cwnd == 0 || last.SRTT <= 0 || last.MSS == 0 || last.Src.Addr() != netip.MustParseAddr("10.77.201.1") {
+		t.Errorf("event %+v: want cwnd, srtt, mss > 0 from 10.77.201.1", last)
+	}
+	if int32(last.SndUna-first.SndUna) < 500_000 || !last.Time.After(first.Time) {
+		t.Errorf("snd_una %d -> %d, time %v -> %v: the flow did not advance", first.SndUna, last.SndUna, first.Time, last.Time)
+	}
+	if d := time.Since(last.Time); d < 0 || d > 10*time.Second {
+		t.Errorf("event time %v is %v away from now", last.Time, d)
+	}
+	for i := 1; i < len(bulk); i++ {
+		if int32(bulk[i].SndUna-bulk[i-1].SndUna) < 0 {
+			t.Fatalf("snd_una went backwards at event %d: %d -> %d", i, bulk[i-1].SndUna, bulk[i].SndUna)
+		}
 	}
 }

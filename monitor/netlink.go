@@ -130,11 +130,11 @@ func (m *Monitor) NetnsCookie() (uint64, error) {
 	if m.diagFD < 0 {
 		return 0, errors.New("monitor is closed")
 	}
-	var b [8]byte
-	if err := getsockoptBytes(m.diagFD, unix.SOL_SOCKET, unix.SO_NETNS_COOKIE, b[:]); err != nil {
+	c, err := unix.GetsockoptUint64(m.diagFD, unix.SOL_SOCKET, unix.SO_NETNS_COOKIE)
+	if err != nil {
 		return 0, fmt.Errorf("get netns cookie: %w", err)
 	}
-	return binary.NativeEndian.Uint64(b[:]), nil
+	return c, nil
 }
 
 // Snapshot dumps the namespace's TCP sockets (IPv4, then IPv6) and returns
@@ -341,13 +341,4 @@ func readDump(fd int, seq uint32, buf []byte, fn func(typ uint16, payload []byte
 			}
 		}
 	}
-}
-
-func getsockoptBytes(fd, level, opt int, b []byte) error {
-	s, err := unix.GetsockoptString(fd, level, opt)
-	if err != nil {
-		return err
-	}
-	copy(b, s)
-	return nil
 }

@@ -46,7 +46,7 @@ poll (struct tcp_info, the congestion-control name, socket memory).
 Loopback flows are hidden unless --all is given. Units: see docs/monitor.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runMon(cmd.Context(), cmd.OutOrStdout(), fl)
+			return runMon(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), fl)
 		},
 	}
 	f := cmd.Flags()
@@ -136,7 +136,7 @@ func openRecord(path, netns string, out io.Writer) (snapshotWriter, func() error
 	return monitor.NewCSVWriter(w, netns), closeFn, nil
 }
 
-func runMon(ctx context.Context, out io.Writer, fl monFlags) error {
+func runMon(ctx context.Context, out, errOut io.Writer, fl monFlags) error {
 	if fl.interval <= 0 {
 		return fmt.Errorf("--interval %v: must be positive", fl.interval)
 	}
@@ -153,7 +153,10 @@ func runMon(ctx context.Context, out io.Writer, fl monFlags) error {
 		defer cancel()
 	}
 	if fl.trace {
-		return runTrace(ctx, out, opts, fl.record)
+		if fl.once || fl.json {
+			return errors.New("--trace records until interrupted or --duration: it does not combine with --once/--json")
+		}
+		return runTrace(ctx, out, opts, fl.record, errOut)
 	}
 	m, err := monitor.New(opts)
 	if err != nil {
@@ -212,4 +215,62 @@ func runMon(ctx context.Context, out io.Writer, fl monFlags) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// runTrace records every ACK of the selected flows until ctx ends.
+func runTrace(ctx context.Context, out io.Writer, opts monitor.Options, record string, errOut io.Writer) error {
+	tr, err := monitor.NewTracer(opts)
+	if err != nil {
+		return err
+	}
+	if record == "" {
+		record = "-"
+	}
+	var w io.Writer = out
+	var bw *bufio.Writer
+	var file *os.File
+	if record != "-" {
+		if file, err = os.Create(record); err != nil {
+			tr.Close()
+			return fmt.Errorf("create trace file: %w", err)
+		}
+		bw = bufio.NewWriterSize(file, 256<<10)
+		w = bw
+	}
+	aw := monitor.NewACKWriter(w, opts.Netns, strings.HasSuffix(record, ".jsonl"))
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-done:
+		}
+		tr.Close()
+	}()
+	var ev monitor.ACK
+	var n uint64
+	for {
+		err = tr.Read(&ev)
+		if err != nil {
+			break
+		}
+		n++
+		if err = aw.Write(&ev); err != nil {
+			break
+		}
+	}
+	dropped := tr.Dropped()
+	close(done)
+	if errors.Is(err, monitor.ErrTracerClosed) {
+		err = nil
+	}
+	if bw != nil {
+		if ferr := bw.Flush(); ferr != nil && err == nil {
+			err = fmt.Errorf("write %s: %w", record, ferr)
+		}
+		if cerr := file.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	fmt.Fprintf(errOut, "coopcc mon --trace: %d events recorded, %d dropped by the kernel (ring buffer full)\n", n, dropped)
+	return err
 }

@@ -47,6 +47,8 @@ func monUpload(t *testing.T, d time.Duration) (*nettest.NS, string) {
 	srv := nettest.NewNS(t, "cmdmonsrv")
 	cl, sl := nettest.Veth(t, cli, "10.77.203.1/24", srv, "10.77.203.2/24")
 	nettest.RateLimit(t, cl, "20mbit", 0)
+	// One segment per packet (no 64 KB GSO packets), as on a WLAN.
+	cli.Exec(t, "ip", "link", "set", "dev", cl.Dev, "gso_max_segs", "1")
 	srv.Iperf3Server(t, 5201)
 	cli.Iperf3Client(t, sl.Addr, 5201, d, "-C", "cubic")
 	return cli, sl.Addr
@@ -132,5 +134,25 @@ func TestMonBadInput(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%v: got error %v, want one line containing %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+func TestMonTraceRecord(t *testing.T) {
+	cli, _ := monUpload(t, 6*time.Second)
+	path := filepath.Join(t.TempDir(), "acks.csv")
+	time.Sleep(300 * time.Millisecond)
+	if out, err := runCLI(t, "mon", "--trace", "--netns", cli.Name, "--port", "5201", "--record", path, "--duration", "1s"); err != nil {
+		t.Fatalf("coopcc mon --trace: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if !strings.HasPrefix(lines[0], "t_s,netns,src,dst,cookie,cwnd,ssthresh,srtt_us,snd_una,snd_nxt,") {
+		t.Fatalf("header %q", lines[0])
+	}
+	if len(lines) < 200 {
+		t.Fatalf("%d ACK events in 1 s of a 20 Mbit/s upload, want >= 200", len(lines)-1)
 	}
 }
