@@ -211,15 +211,20 @@ func BenchmarkSnapshot(b *testing.B) {
 }
 
 // BenchmarkMonitor2Hz runs what `coopcc mon --record` does (Snapshot,
-// throughput tracking, CSV formatting) every 500 ms over 1,000 connections
-// (2,000 sockets) for COOPCC_BENCH_CPU_SECONDS (default 20) and reports the
-// process's CPU time (user + system, getrusage) as a share of one core.
+// throughput tracking, CSV formatting) every 500 ms over COOPCC_BENCH_CPU_FLOWS
+// flows (default 1,000: 500 loopback connections, both ends are flows) for
+// COOPCC_BENCH_CPU_SECONDS (default 20) and reports the process's CPU time
+// (user + system, getrusage RUSAGE_SELF) as a share of one core.
 func BenchmarkMonitor2Hz(b *testing.B) {
 	secs := 20
 	if v, err := strconv.Atoi(os.Getenv("COOPCC_BENCH_CPU_SECONDS")); err == nil && v > 0 {
 		secs = v
 	}
-	ns := loopbackNS(b, 1000, benchEhash())
+	flowsWanted := 1000
+	if v, err := strconv.Atoi(os.Getenv("COOPCC_BENCH_CPU_FLOWS")); err == nil && v >= 2 {
+		flowsWanted = v
+	}
+	ns := loopbackNS(b, flowsWanted/2, benchEhash())
 	m, err := New(Options{Netns: ns.Name, Filter: Filter{IncludeLoopback: true}})
 	if err != nil {
 		b.Fatal(err)
@@ -239,6 +244,9 @@ func BenchmarkMonitor2Hz(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			if len(flows) != flowsWanted/2*2 {
+				b.Fatalf("%d flows, want %d", len(flows), flowsWanted/2*2)
+			}
 			rates.Update(now, flows)
 			if err := w.Write(now, flows); err != nil {
 				b.Fatal(err)
@@ -252,8 +260,8 @@ func BenchmarkMonitor2Hz(b *testing.B) {
 		cpu := time.Duration(r1.Utime.Nano()-r0.Utime.Nano()) + time.Duration(r1.Stime.Nano()-r0.Stime.Nano())
 		pct := 100 * cpu.Seconds() / wall.Seconds()
 		b.ReportMetric(pct, "%cpu")
-		b.Logf("2 Hz monitor of 1000 connections (2000 sockets): %d polls in %v, CPU %v = %.3f%% of one core",
-			polls, wall.Round(time.Millisecond), cpu, pct)
+		b.Logf("2 Hz monitor of %d flows (tcp_child_ehash_entries=%s): %d polls in %v, CPU %v = %.3f%% of one core",
+			flowsWanted/2*2, benchEhash(), polls, wall.Round(time.Millisecond), cpu, pct)
 	}
 }
 
