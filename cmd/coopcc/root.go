@@ -24,6 +24,7 @@ a testbed (namespaces, iperf3, an 802.11 emulator) that reproduces the papers.`,
 	// Subcommands, one line each:
 	root.AddCommand(newPolicyCmd())
 	root.AddCommand(newPeerCmd())
+	root.AddCommand(newMonCmd())
 	return root
 }
 
