@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"github.com/coopcc/coopcc/policy/fairness"
 )
 
 // Percentile returns the p-th percentile (0..100) of xs by linear
@@ -46,43 +48,36 @@ func PercentilesOf(xs []float64) Percentiles {
 	return Percentiles{P50: percentileSorted(s, 50), P95: percentileSorted(s, 95), P99: percentileSorted(s, 99), Count: len(s)}
 }
 
-// Jain returns Jain's fairness index (Σx)² / (n·Σx²) of the throughputs xs:
-// 1 when all are equal, 1/n when one flow takes everything. NaN for no
-// flows; 1 when all throughputs are zero (nobody is favoured).
+// Jain returns Jain's fairness index (Σx)² / (n·Σx²) of the throughputs xs
+// (policy/fairness.Jain): 1 when all are equal, 1/n when one flow takes
+// everything, 1 when all are zero. NaN for no flows (nothing to judge) or
+// for an invalid value (negative, NaN).
 func Jain(xs []float64) float64 {
 	if len(xs) == 0 {
 		return math.NaN()
 	}
-	var sum, sq float64
-	for _, x := range xs {
-		sum += x
-		sq += x * x
+	j, err := fairness.Jain(xs)
+	if err != nil {
+		return math.NaN()
 	}
-	if sq == 0 {
-		return 1
-	}
-	return sum * sum / (float64(len(xs)) * sq)
+	return j
 }
 
-// WeightedFairness is the capability-weighted fairness index of papers/003:
+// WeightedFairness is the capability-weighted fairness index of papers/003
+// (policy/fairness.Weighted):
 //
 //	f = (Σ xᵢ/Maxᵢ)² / (n · Σ (xᵢ/Maxᵢ)²)
 //
 // where Maxᵢ is terminal i's throughput when it is alone on the network. It
 // is Jain's index of the normalized throughputs xᵢ/Maxᵢ: 1 when every terminal
-// gets the same fraction of what it could get alone. Every Maxᵢ must be > 0.
+// gets the same fraction of what it could get alone. Every Maxᵢ must be > 0;
+// on error the index is NaN.
 func WeightedFairness(x, max []float64) (float64, error) {
-	if len(x) != len(max) {
-		return math.NaN(), fmt.Errorf("weighted fairness: %d throughputs but %d maxima", len(x), len(max))
+	f, err := fairness.Weighted(x, max)
+	if err != nil {
+		return math.NaN(), fmt.Errorf("weighted fairness: %w", err)
 	}
-	norm := make([]float64, len(x))
-	for i := range x {
-		if !(max[i] > 0) {
-			return math.NaN(), fmt.Errorf("weighted fairness: terminal %d has no throughput-alone value (Max must be > 0, got %g)", i, max[i])
-		}
-		norm[i] = x[i] / max[i]
-	}
-	return Jain(norm), nil
+	return f, nil
 }
 
 // Stat summarizes one metric over the repetitions of a run group. NaN
