@@ -178,3 +178,36 @@ func TestParseFlowsCSVRelativeTimes(t *testing.T) {
 		t.Errorf("t0 %g flows %+v: want relative times kept, columns by name, sorted", t0, flows)
 	}
 }
+
+// Real outputs: iperf3 3.12 -J of an 8 s upload over a 10 Mbit/s HTB link,
+// and 40 rows recorded by `coopcc mon --record` (Unix times, extra columns).
+func TestParseRealOutputs(t *testing.T) {
+	f, err := os.Open("testdata/iperf3-3.12-upload.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ip, err := ParseIperf(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !near(ip.GoodputMbps(), 9707392*8/8.119792/1e6) || len(ip.Intervals) != 16 || ip.Reverse {
+		t.Errorf("iperf3: goodput %g, %d intervals", ip.GoodputMbps(), len(ip.Intervals))
+	}
+	g, err := os.Open("testdata/monitor-recorded.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	flows, t0, err := ParseFlowsCSV(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if t0 < 1.7e9 || len(flows) != 2 {
+		t.Fatalf("t0 %f, %d flows: want Unix times rebased and 2 flows (data + control)", t0, len(flows))
+	}
+	data := analysis.DataFlows(flows, "sta1")
+	if len(data) != 1 || data[0].Samples[len(data[0].Samples)-1].SRTT <= 0 || data[0].Samples[0].MSS != 1448 {
+		t.Errorf("data flows %d; want the cubic upload with SRTT and MSS read", len(data))
+	}
+}
