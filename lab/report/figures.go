@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"image/color"
 	"math"
 	"regexp"
 	"sort"
@@ -488,88 +489,145 @@ func fileStem(prefix, id string) string {
 	return prefix + "_" + strings.Trim(unsafeName.ReplaceAllString(id, "_"), "_")
 }
 
-// traces: cwnd, SRTT and CA state over time of every data flow of one run.
+// traces: per-terminal goodput (iperf3 intervals), cwnd (with the agent's
+// upper bound), SRTT and CA state of every data flow, and the AP queue, over
+// time for one run. Panels without data are left out.
 func (m *model) traces(i int) (*figure, error) {
 	run, sum := m.runs[i], m.sums[i]
-	f := &figure{Name: fileStem("traces", sum.ID), Title: "cwnd, RTT and CA state: " + sum.ID,
-		Width: 7 * vg.Inch, Height: 2.6 * vg.Inch,
-		Caption: "Sender-side TCP state of every data flow, sampled by the monitor (flows.csv). CA-state lines are offset slightly per terminal so that they stay apart.",
-		Header:  []string{"t_s", "station", "flow", "cwnd", "srtt_ms", "ca_state", "bound_hi"}}
+	f := &figure{Name: fileStem("traces", sum.ID), Title: "Goodput, cwnd, RTT, CA state and AP queue: " + sum.ID,
+		Width: 7 * vg.Inch, Height: 2.4 * vg.Inch,
+		Caption: "Goodput: iperf3 intervals per terminal. cwnd, SRTT and CA state: sender-side TCP state of every data flow sampled by the monitor (flows.csv); dotted: the agent's upper bound; CA-state lines are offset slightly per terminal so that they stay apart. AP queue: the emulator's downlink queue (its own clock).",
+		Header:  []string{"t_s", "station", "series", "value"}}
 	if !sum.Valid {
 		f.Title += " (INVALID)"
 	}
+	pt := newPanel("", "time (s)", "goodput (Mbit/s)")
 	pc := newPanel("", "time (s)", "cwnd (segments)")
 	pr := newPanel("", "time (s)", "smoothed RTT (ms)")
 	pa := newPanel("", "time (s)", "CA state")
 	pa.Y.Tick.Marker = plot.ConstantTicks([]plot.Tick{{Value: 0, Label: "Open"}, {Value: 1, Label: "Disorder"},
 		{Value: 2, Label: "CWR"}, {Value: 3, Label: "Recovery"}, {Value: 4, Label: "Loss"}})
 	pa.Y.Min, pa.Y.Max = -0.2, 4.8
-	k, bounds := 0, false
+	row := func(t float64, station, series, v string) {
+		f.Rows = append(f.Rows, []string{num(t), station, series, v})
+	}
+	starts := map[string]float64{}
+	for _, st := range run.Info.Stations {
+		starts[st.Name] = st.StartS
+	}
+	haveGoodput, haveFlows, bounds := false, false, false
+	legendPanel := pc
 	for _, st := range sum.Stations {
-		for _, fl := range analysis.DataFlows(run.Flows, st.Station) {
-			label := st.Station
-			if st.DataFlows > 1 {
-				label += " " + fl.Key.Src
+		if _, ok := run.Iperf[st.Station]; ok && len(run.Iperf[st.Station].Intervals) > 0 {
+			legendPanel = pt
+		}
+	}
+	for si, st := range sum.Stations {
+		if ip, ok := run.Iperf[st.Station]; ok {
+			var xys plotter.XYs
+			for _, p := range analysis.GoodputSeries(ip, starts[st.Station]) {
+				xys = append(xys, plotter.XY{X: p.T, Y: p.V})
+				row(p.T, st.Station, "goodput_mbps", num(p.V))
 			}
-			var cw, rt, ca plotter.XYs
-			for _, s := range fl.Samples {
-				cw = append(cw, plotter.XY{X: s.T, Y: float64(s.Cwnd)})
-				if s.SRTT > 0 {
-					rt = append(rt, plotter.XY{X: s.T, Y: float64(s.SRTT.Microseconds()) / 1000})
-				}
-				ca = append(ca, plotter.XY{X: s.T, Y: float64(s.CAState) + 0.06*float64(k%10)})
-				f.Rows = append(f.Rows, []string{num(s.T), st.Station, fl.Key.Src + "-" + fl.Key.Dst, strconv.Itoa(int(s.Cwnd)),
-					num(float64(s.SRTT.Microseconds()) / 1000), strconv.Itoa(int(s.CAState)), ""})
-			}
-			for _, xys := range []struct {
-				p   *plot.Plot
-				pts plotter.XYs
-				lg  bool
-			}{{pc, cw, true}, {pr, rt, false}, {pa, steps(ca), false}} {
-				name := ""
-				if xys.lg {
-					name = label
-				}
-				if err := addLine(xys.p, k, name, xys.pts, false); err != nil {
+			if len(xys) > 0 {
+				haveGoodput = true
+				if err := addLine(pt, si, st.Station, xys, false); err != nil {
 					return nil, err
 				}
 			}
-			k++
+		}
+		for fi, fl := range analysis.DataFlows(run.Flows, st.Station) {
+			haveFlows = true
+			var cw, rt, ca plotter.XYs
+			for _, s := range fl.Samples {
+				cw = append(cw, plotter.XY{X: s.T, Y: float64(s.Cwnd)})
+				row(s.T, st.Station, "cwnd", strconv.Itoa(int(s.Cwnd)))
+				if s.SRTT > 0 {
+					v := float64(s.SRTT.Microseconds()) / 1000
+					rt = append(rt, plotter.XY{X: s.T, Y: v})
+					row(s.T, st.Station, "srtt_ms", num(v))
+				}
+				ca = append(ca, plotter.XY{X: s.T, Y: float64(s.CAState) + 0.06*float64(si%10)})
+				row(s.T, st.Station, "ca_state", strconv.Itoa(int(s.CAState)))
+			}
+			name := ""
+			if legendPanel == pc && fi == 0 {
+				name = st.Station
+			}
+			if err := addLine(pc, si, name, cw, false); err != nil {
+				return nil, err
+			}
+			if err := addLine(pr, si, "", rt, false); err != nil {
+				return nil, err
+			}
+			if err := addLine(pa, si, "", steps(ca), false); err != nil {
+				return nil, err
+			}
 		}
 		// The agent's upper bound, when it set one, as a dotted step line.
 		if evs := run.Bounds[st.Station]; len(evs) > 0 && !math.IsNaN(run.RunTime(evs[0].T)) {
 			var hi plotter.XYs
+			last := lastSampleTime(run)
 			for _, e := range evs {
 				t := run.RunTime(e.T)
+				if t < -1 || t > last+1 {
+					continue // not on the recording's clock (skewed or foreign timestamps)
+				}
 				if e.Hi > 0 {
 					hi = append(hi, plotter.XY{X: t, Y: float64(e.Hi)})
 				}
-				f.Rows = append(f.Rows, []string{num(t), st.Station, "bound", "", "", "", strconv.Itoa(int(e.Hi))})
+				row(t, st.Station, "bound_hi", strconv.Itoa(int(e.Hi)))
 			}
 			if len(hi) > 0 {
 				if last := lastSampleTime(run); last > hi[len(hi)-1].X {
 					hi = append(hi, plotter.XY{X: last, Y: hi[len(hi)-1].Y})
 				}
-				l, err := plotter.NewLine(steps(hi))
+				l, err := plotter.NewLine(steps(finite(hi)))
 				if err != nil {
 					return nil, err
 				}
-				c, _ := style(k - 1)
+				c, _ := style(si)
 				l.LineStyle.Color, l.LineStyle.Dashes, l.LineStyle.Width = c, []vg.Length{vg.Points(1), vg.Points(3)}, vg.Points(1)
 				pc.Add(l)
 				bounds = true
 			}
 		}
 	}
-	if k == 0 {
+	if !haveGoodput && !haveFlows {
 		return nil, nil
 	}
 	if bounds {
-		pc.Legend.Add("dotted: agent's upper bound")
+		dotted := &plotter.Line{LineStyle: draw.LineStyle{Color: color.Gray{Y: 80}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(1), vg.Points(3)}}}
+		legendPanel.Legend.Add("agent's upper bound", dotted)
 	}
-	pc.Y.Min, pr.Y.Min = 0, 0
-	alignX(pc, pr, pa)
-	f.Panels = [][]*plot.Plot{{pc}, {pr}, {pa}}
+	var panels [][]*plot.Plot
+	if haveGoodput {
+		pt.Y.Min = 0
+		panels = append(panels, []*plot.Plot{pt})
+	}
+	if haveFlows {
+		pc.Y.Min, pr.Y.Min = 0, 0
+		panels = append(panels, []*plot.Plot{pc}, []*plot.Plot{pr}, []*plot.Plot{pa})
+	}
+	if run.Emu != nil && len(run.Emu.Queue) > 0 {
+		pq := newPanel("", "time (s)", "AP queue (frames)")
+		var xys plotter.XYs
+		for _, q := range run.Emu.Queue {
+			xys = append(xys, plotter.XY{X: q.T, Y: float64(q.Frames)})
+			row(q.T, "ap", "queue_frames", strconv.FormatUint(q.Frames, 10))
+		}
+		if err := addLine(pq, 6, "", xys, false); err != nil {
+			return nil, err
+		}
+		pq.Y.Min = 0
+		panels = append(panels, []*plot.Plot{pq})
+	}
+	var all []*plot.Plot
+	for _, r := range panels {
+		all = append(all, r[0])
+	}
+	alignX(all...)
+	f.Panels = panels
 	return f, nil
 }
 

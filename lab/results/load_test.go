@@ -37,7 +37,7 @@ func TestLoadFixture(t *testing.T) {
 	if cubic2.Info.Mode != "cubic" || cubic2.Info.N != 2 || cubic2.Info.DelayMs != 4 || len(cubic2.Info.Stations) != 2 {
 		t.Fatalf("run info %+v", cubic2.Info)
 	}
-	if cubic2.T0 != 1795000000 || len(cubic2.Flows) != 4 || cubic2.Flows[0].Samples[0].T != 0 {
+	if cubic2.T0 != 1795316400 || len(cubic2.Flows) != 4 || cubic2.Flows[0].Samples[0].T != 0 {
 		t.Errorf("T0 %f, %d flows, first t %g: want Unix times rebased to 0 and 4 flows (2 data + 2 control)", cubic2.T0, len(cubic2.Flows), cubic2.Flows[0].Samples[0].T)
 	}
 	ip := cubic2.Iperf["sta1"]

@@ -9,7 +9,7 @@ the monitor's recorder writes them.
 """
 import json, os, shutil
 
-T0 = 1795000000.0
+T0 = 1795316400.0  # 2026-11-22T03:00:00Z, the start in meta.json
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 HEADER = "t_s,netns,src,dst,cc,cwnd,ssthresh,mss,srtt_us,rttvar_us,min_rtt_us,ca_state,retrans,total_retrans,lost,unacked,bytes_acked,delivery_rate_Bps,app_limited,state"
 
