@@ -30,15 +30,24 @@ func IsDataFlow(s Series) bool { return AckedBytes(s) >= MinDataBytes }
 // acknowledges a few hundred bytes).
 const MinStarvedBytes = 4 << 10
 
-// DataFlows returns the data flows of a station (its netns), in input
-// order: the flows that acknowledged at least MinDataBytes, or — for a
-// starved station — its flow with the largest bytes_acked if that is at
-// least MinStarvedBytes.
+// DataFlows returns the data flows of a station, in input order: the
+// flows recorded in its netns and — for downloads, where the station only
+// receives — the mirror-image flows recorded at the other end (another
+// netns's flow whose src is the station flow's dst and vice versa), keeping
+// those that acknowledged at least MinDataBytes. A starved station with no
+// such flow keeps its flow with the largest bytes_acked if that is at least
+// MinStarvedBytes.
 func DataFlows(flows []Series, station string) []Series {
+	mirror := map[[2]string]bool{}
+	for _, s := range flows {
+		if s.Key.Station == station {
+			mirror[[2]string{s.Key.Dst, s.Key.Src}] = true
+		}
+	}
 	var out []Series
 	best, bestAcked := -1, uint64(0)
 	for i, s := range flows {
-		if s.Key.Station != station {
+		if s.Key.Station != station && !mirror[[2]string{s.Key.Src, s.Key.Dst}] {
 			continue
 		}
 		if IsDataFlow(s) {

@@ -137,3 +137,18 @@ func TestGroupOrder(t *testing.T) {
 		t.Errorf("order %v, want %s", got, want)
 	}
 }
+
+// A download: the station's own socket only receives; the server's socket,
+// recorded in netns "srv", is the data flow.
+func TestDataFlowsDownload(t *testing.T) {
+	own := flowFor("veh", []float64{1, 1, 1}, 200)
+	own.Key.Src, own.Key.Dst = "10.77.1.2:40000", "10.77.0.1:5201"
+	srv := flowFor("srv", []float64{25, 30, 35}, 4<<20)
+	srv.Key.Src, srv.Key.Dst = "10.77.0.1:5201", "10.77.1.2:40000"
+	other := flowFor("srv", []float64{25, 30, 35}, 4<<20)
+	other.Key.Src, other.Key.Dst = "10.77.0.1:5201", "10.77.1.3:40000"
+	got := DataFlows([]Series{own, srv, other}, "veh")
+	if len(got) != 1 || got[0].Key.Station != "srv" || got[0].Key.Dst != "10.77.1.2:40000" {
+		t.Errorf("DataFlows = %+v, want the server's socket towards veh", got)
+	}
+}
