@@ -16,6 +16,7 @@ const (
 // StationSummary is the per-station (per-terminal) result of one run.
 type StationSummary struct {
 	Station string
+	Group   string // scenario group name ("" = none)
 	Managed bool
 	PhyMbps float64
 	MaxMbps float64 // throughput alone (0 = unknown)
@@ -51,16 +52,20 @@ type RunSummary struct {
 
 	AggregateMbps    float64 // Σ station goodput
 	Jain             float64
-	WeightedFairness float64     // NaN unless every station's MaxMbps is known
-	ManagedMbps      float64     // mean goodput of managed stations (NaN if none)
-	UnmanagedMbps    float64     // mean goodput of unmanaged stations (NaN if none)
-	RTT              Percentiles // pooled SRTT samples of all data flows, ms
-	Retrans          int
-	Timeouts         int
-	Penalizing       int
-	Moderate         int
-	APDrops          float64 // last drops_total of apqueue.csv (NaN when absent)
-	APQueueP95       float64 // p95 AP queue occupancy, frames (NaN when absent)
+	WeightedFairness float64 // NaN unless every station's MaxMbps is known
+	ManagedMbps      float64 // mean goodput of managed stations (NaN if none)
+	UnmanagedMbps    float64 // mean goodput of unmanaged stations (NaN if none)
+	// GroupMbps is the mean goodput per terminal of each station group
+	// (StationGroup), GroupCount how many stations with goodput each has.
+	GroupMbps  map[string]float64
+	GroupCount map[string]int
+	RTT        Percentiles // pooled SRTT samples of all data flows, ms
+	Retrans    int
+	Timeouts   int
+	Penalizing int
+	Moderate   int
+	APDrops    float64 // last drops_total of apqueue.csv (NaN when absent)
+	APQueueP95 float64 // p95 AP queue occupancy, frames (NaN when absent)
 }
 
 // Summarize computes the run's metrics.
@@ -106,9 +111,10 @@ func Summarize(run Run, rule LossRule) RunSummary {
 	}
 
 	var allRTT, goodputs, managed, unmanaged, xs, maxs []float64
+	byGroup := map[string][]float64{}
 	haveAllMax := true
 	for _, st := range stationsOf(run) {
-		ss := StationSummary{Station: st.Name, Managed: st.Managed, PhyMbps: st.PhyMbps, MaxMbps: st.MaxMbps,
+		ss := StationSummary{Station: st.Name, Group: st.Group, Managed: st.Managed, PhyMbps: st.PhyMbps, MaxMbps: st.MaxMbps,
 			GoodputMbps: math.NaN(), Airtime: math.NaN(), BoundChanges: len(run.Bounds[st.Name])}
 		if a, ok := airtime[st.Name]; ok {
 			ss.Airtime = a
@@ -156,6 +162,7 @@ func Summarize(run Run, rule LossRule) RunSummary {
 			} else {
 				unmanaged = append(unmanaged, ss.GoodputMbps)
 			}
+			byGroup[StationGroup(st)] = append(byGroup[StationGroup(st)], ss.GoodputMbps)
 			xs = append(xs, ss.GoodputMbps)
 			maxs = append(maxs, st.MaxMbps)
 			haveAllMax = haveAllMax && st.MaxMbps > 0
@@ -168,6 +175,10 @@ func Summarize(run Run, rule LossRule) RunSummary {
 		rs.Jain = Jain(goodputs)
 	}
 	rs.ManagedMbps, rs.UnmanagedMbps = StatOf(managed).Mean, StatOf(unmanaged).Mean
+	rs.GroupMbps, rs.GroupCount = map[string]float64{}, map[string]int{}
+	for g, v := range byGroup {
+		rs.GroupMbps[g], rs.GroupCount[g] = StatOf(v).Mean, len(v)
+	}
 	rs.WeightedFairness = math.NaN()
 	if haveAllMax && len(xs) > 0 {
 		rs.WeightedFairness, _ = WeightedFairness(xs, maxs)
@@ -175,6 +186,19 @@ func Summarize(run Run, rule LossRule) RunSummary {
 	rs.RTT = PercentilesOf(allRTT)
 	rs.InvalidReason = strings.Join(reasons, "; ")
 	return rs
+}
+
+// StationGroup is the station's group for per-group means: its scenario
+// group name, else "managed" or "unmanaged".
+func StationGroup(st Station) string {
+	switch {
+	case st.Group != "":
+		return st.Group
+	case st.Managed:
+		return "managed"
+	default:
+		return "unmanaged"
+	}
 }
 
 // stationsOf returns the run's stations: run.json's list, or — when it is
@@ -242,6 +266,7 @@ type GroupSummary struct {
 	WeightedFairness Stat
 	ManagedMbps      Stat
 	UnmanagedMbps    Stat
+	GroupMbps        map[string]Stat // per station group, over valid runs
 	P50RTTms         Stat
 	P95RTTms         Stat
 	P99RTTms         Stat
@@ -309,6 +334,19 @@ func Group(runs []RunSummary) []GroupSummary {
 		g.WeightedFairness = col(func(r RunSummary) float64 { return r.WeightedFairness })
 		g.ManagedMbps = col(func(r RunSummary) float64 { return r.ManagedMbps })
 		g.UnmanagedMbps = col(func(r RunSummary) float64 { return r.UnmanagedMbps })
+		g.GroupMbps = map[string]Stat{}
+		for _, r := range g.Runs {
+			for name := range r.GroupMbps {
+				if _, done := g.GroupMbps[name]; !done {
+					g.GroupMbps[name] = col(func(r RunSummary) float64 {
+						if v, ok := r.GroupMbps[name]; ok {
+							return v
+						}
+						return math.NaN()
+					})
+				}
+			}
+		}
 		g.P50RTTms = col(func(r RunSummary) float64 { return r.RTT.P50 })
 		g.P95RTTms = col(func(r RunSummary) float64 { return r.RTT.P95 })
 		g.P99RTTms = col(func(r RunSummary) float64 { return r.RTT.P99 })
@@ -336,14 +374,23 @@ func Group(runs []RunSummary) []GroupSummary {
 
 // FillMaxFromReference sets MaxMbps (throughput alone, papers/003) of every
 // station that lacks it from reference runs, then recomputes the runs'
-// weighted fairness. **[interpretation]** A reference run for station S is a
-// valid run with the same wired delay in which S was the only station with
-// goodput; Maxᵢ is S's mean goodput over those runs, whatever their mode
-// (alone on the network, the modes hardly differ). Runs are changed in place.
+// weighted fairness. **[interpretation]** A reference run for a station is a
+// valid run with one station with goodput, of the same kind (same group name
+// and PHY rate, or the same station name when it has no group), the same
+// wired delay and the same other sweep parameters (the run group without
+// mode and N); Maxᵢ is the mean goodput over those runs, whatever their mode
+// (alone on the network the modes hardly differ). Runs are changed in place.
 func FillMaxFromReference(runs []RunSummary) {
 	type key struct {
-		station string
+		kind    string
 		delay   float64
+		variant string
+	}
+	kindOf := func(st StationSummary) string {
+		if st.Group != "" {
+			return fmt.Sprintf("group=%s,phy=%g", st.Group, st.PhyMbps)
+		}
+		return "station=" + st.Station
 	}
 	acc := map[key][]float64{}
 	for _, r := range runs {
@@ -359,7 +406,7 @@ func FillMaxFromReference(runs []RunSummary) {
 			}
 		}
 		if n == 1 {
-			k := key{only.Station, r.DelayMs}
+			k := key{kindOf(*only), r.DelayMs, Variant(r.Group)}
 			acc[k] = append(acc[k], only.GoodputMbps)
 		}
 	}
@@ -370,7 +417,7 @@ func FillMaxFromReference(runs []RunSummary) {
 		for si := range r.Stations {
 			st := &r.Stations[si]
 			if !(st.MaxMbps > 0) {
-				if v := acc[key{st.Station, r.DelayMs}]; len(v) > 0 {
+				if v := acc[key{kindOf(*st), r.DelayMs, Variant(r.Group)}]; len(v) > 0 {
 					st.MaxMbps = StatOf(v).Mean
 				}
 			}
@@ -385,6 +432,21 @@ func FillMaxFromReference(runs []RunSummary) {
 			r.WeightedFairness, _ = WeightedFairness(xs, maxs)
 		}
 	}
+}
+
+// Variant is a run group key without its mode, n, delay and rep elements:
+// the other parameters the sweep varied ("" when none).
+func Variant(group string) string {
+	var kept []string
+	for _, p := range strings.Split(group, ",") {
+		k, _, _ := strings.Cut(p, "=")
+		switch k {
+		case "mode", "n", "delay", "rep":
+		default:
+			kept = append(kept, p)
+		}
+	}
+	return strings.Join(kept, ",")
 }
 
 func sum(xs []float64) float64 {

@@ -49,6 +49,10 @@ type RunInfo struct {
 	Valid         bool           `json:"valid"`
 	InvalidReason string         `json:"invalid_reason"`
 	DurationS     float64        `json:"duration_s"`
+	// Optional: when the run started (flows.csv's Unix times are put on
+	// this clock when present) and "up" or "down".
+	Start     time.Time `json:"start"`
+	Direction string    `json:"direction,omitempty"`
 }
 
 // Station describes one terminal of a run.
@@ -58,6 +62,10 @@ type Station struct {
 	StartS  float64 `json:"start_s"`
 	StopS   float64 `json:"stop_s"`
 	PhyMbps float64 `json:"phy_mbps"`
+	// Group is the terminal group the scenario put the station in (e.g.
+	// "managed", "phone-ac"); Mobility its mobility trace ("" = static).
+	Group    string `json:"group,omitempty"`
+	Mobility string `json:"mobility,omitempty"`
 	// MaxMbps is the station's throughput when alone (Maxᵢ of the weighted
 	// fairness index, papers/003). 0 = unknown; then a reference run may
 	// supply it (see MaxFromReferenceRuns).

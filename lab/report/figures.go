@@ -36,18 +36,7 @@ func (m *model) styleOf(label string) int {
 }
 
 // variant is a group's key without mode, n and delay: what else the sweep varied.
-func variant(key string) string {
-	var kept []string
-	for _, p := range strings.Split(key, ",") {
-		k, _, _ := strings.Cut(p, "=")
-		switch k {
-		case "mode", "n", "delay", "rep":
-		default:
-			kept = append(kept, p)
-		}
-	}
-	return strings.Join(kept, ",")
-}
+func variant(key string) string { return analysis.Variant(key) }
 
 // lineLabel names the line a group belongs to in "vs N" figures.
 func lineLabel(g analysis.GroupSummary) string {
@@ -306,57 +295,136 @@ func (m *model) throughputVsRTT() (*figure, error) {
 	return f, nil
 }
 
-// coexistence: per group with managed and unmanaged stations, the mean
-// goodput of each kind.
+// coexistence: when some run mixes station groups (managed vs unmanaged,
+// or the scenario's named groups), the mean goodput per terminal of each
+// group, for every run group with the same N and delay as a mixed one
+// (baselines with one group included); one panel per mode.
 func (m *model) coexistence() (*figure, error) {
-	var gs []analysis.GroupSummary
-	for _, g := range m.groups {
-		if !math.IsNaN(g.ManagedMbps.Mean) && !math.IsNaN(g.UnmanagedMbps.Mean) {
-			gs = append(gs, g)
-		}
+	type nd struct {
+		n int
+		d float64
 	}
-	if len(gs) == 0 {
-		return nil, nil
-	}
-	f := &figure{Name: "coexistence", Title: "Coexistence: mean goodput per terminal, managed vs unmanaged",
-		Height: 4 * vg.Inch, Width: vg.Length(1.5+0.9*float64(len(gs))) * vg.Inch,
-		Caption: "Managed terminals run the coopcc agent, unmanaged ones plain CUBIC. Bars: mean per-terminal goodput of each kind, averaged over valid repetitions.",
-		Header:  []string{"group", "mode", "n", "delay_ms", "managed", "unmanaged", "managed_mbps", "unmanaged_mbps", "aggregate_mbps"}}
-	p := newPanel("", "", "mean goodput per terminal (Mbit/s)")
-	var labels []string
-	var man, unman plotter.Values
-	for _, g := range gs {
-		k, u := 0, 0
-		for _, st := range g.Runs[0].Stations {
-			if st.Managed {
-				k++
-			} else {
-				u++
+	mixedAt := map[nd]bool{}
+	count := func(g analysis.GroupSummary) int {
+		n := 0
+		for _, st := range g.GroupMbps {
+			if !math.IsNaN(st.Mean) {
+				n++
 			}
 		}
-		labels = append(labels, fmt.Sprintf("%s N=%d\n%d managed\n%gms", g.Mode, g.N, k, g.DelayMs))
-		man, unman = append(man, g.ManagedMbps.Mean), append(unman, g.UnmanagedMbps.Mean)
-		f.Rows = append(f.Rows, []string{g.Key, g.Mode, strconv.Itoa(g.N), num(g.DelayMs), strconv.Itoa(k), strconv.Itoa(u),
-			num(g.ManagedMbps.Mean), num(g.UnmanagedMbps.Mean), num(g.AggregateMbps.Mean)})
+		return n
 	}
-	w := vg.Points(14)
-	for i, vs := range []plotter.Values{man, unman} {
-		b, err := plotter.NewBarChart(vs, w)
-		if err != nil {
-			return nil, fmt.Errorf("bars: %w", err)
+	for _, g := range m.groups {
+		if count(g) >= 2 {
+			mixedAt[nd{g.N, g.DelayMs}] = true
 		}
-		c, _ := style(i)
-		b.Color, b.LineStyle.Width = c, 0
-		b.Offset = w * vg.Length(2*i-1) / 2
-		p.Add(b)
-		p.Legend.Add([]string{"managed", "unmanaged"}[i], b)
 	}
-	p.NominalX(labels...)
-	p.X.Min, p.X.Max = -0.7, float64(len(gs))-0.3
-	p.Y.Min = 0
-	p.Y.Max *= 1.1
-	f.Panels = [][]*plot.Plot{{p}}
+	if len(mixedAt) == 0 {
+		return nil, nil
+	}
+	var modes, cats []string
+	byMode := map[string][]analysis.GroupSummary{}
+	for _, g := range m.groups {
+		if !mixedAt[nd{g.N, g.DelayMs}] || count(g) == 0 {
+			continue
+		}
+		if _, ok := byMode[g.Mode]; !ok {
+			modes = append(modes, g.Mode)
+		}
+		byMode[g.Mode] = append(byMode[g.Mode], g)
+		for name := range g.GroupMbps {
+			if !contains(cats, name) {
+				cats = append(cats, name)
+			}
+		}
+	}
+	sort.SliceStable(cats, func(a, b int) bool {
+		if catRank(cats[a]) != catRank(cats[b]) {
+			return catRank(cats[a]) < catRank(cats[b])
+		}
+		return cats[a] < cats[b]
+	})
+	maxCols := 0
+	for _, mode := range modes {
+		maxCols = max(maxCols, len(byMode[mode]))
+	}
+	f := &figure{Name: "coexistence", Title: "Mean goodput per terminal by terminal group",
+		Height: 3.2 * vg.Inch, Width: vg.Length(1.5+(0.35+0.22*float64(len(cats)))*float64(maxCols)) * vg.Inch,
+		Caption: "Managed terminals run the coopcc agent, unmanaged ones do not; named groups come from the scenario. Bars: mean goodput per terminal of each group, averaged over valid repetitions; one panel per mode.",
+		Header:  []string{"group", "mode", "n", "delay_ms", "terminal_group", "terminals", "mean_mbps", "aggregate_mbps"}}
+	w := vg.Points(11)
+	for mi, mode := range modes {
+		p := newPanel(mode, "", "goodput per terminal (Mbit/s)")
+		var labels []string
+		vals := make([]plotter.Values, len(cats))
+		for _, g := range byMode[mode] {
+			counts := map[string]int{}
+			for _, st := range g.Runs[0].Stations {
+				counts[stationGroupOf(st)]++
+			}
+			label := fmt.Sprintf("N=%d, %gms", g.N, g.DelayMs)
+			if counts["managed"] > 0 || counts["unmanaged"] > 0 {
+				label += fmt.Sprintf("\n%d managed", counts["managed"])
+			}
+			if v := variant(g.Key); v != "" && !strings.HasPrefix(v, "managed=") {
+				label += "\n" + v
+			}
+			labels = append(labels, label)
+			for ci, c := range cats {
+				st, ok := g.GroupMbps[c]
+				v := math.NaN()
+				if ok {
+					v = st.Mean
+				}
+				vals[ci] = append(vals[ci], zeroIfNaN(v))
+				if ok {
+					f.Rows = append(f.Rows, []string{g.Key, g.Mode, strconv.Itoa(g.N), num(g.DelayMs), c, strconv.Itoa(counts[c]), num(v), num(g.AggregateMbps.Mean)})
+				}
+			}
+		}
+		for ci, vs := range vals {
+			b, err := plotter.NewBarChart(vs, w)
+			if err != nil {
+				return nil, fmt.Errorf("bars: %w", err)
+			}
+			c, _ := style(ci)
+			b.Color, b.LineStyle.Width = c, 0
+			b.Offset = w * vg.Length(float64(ci)-float64(len(vals)-1)/2)
+			p.Add(b)
+			if mi == 0 {
+				p.Legend.Add(cats[ci], b)
+			}
+		}
+		p.NominalX(labels...)
+		p.X.Min, p.X.Max = -0.7, float64(maxCols)-0.3
+		p.Y.Min = 0
+		p.Y.Max *= 1.1
+		f.Panels = append(f.Panels, []*plot.Plot{p})
+	}
+	top := 0.0 // one scale for all panels, so that modes compare at a glance
+	for _, r := range f.Panels {
+		top = math.Max(top, r[0].Y.Max)
+	}
+	for _, r := range f.Panels {
+		r[0].Y.Max = top
+	}
 	return f, nil
+}
+
+// catRank lists managed before unmanaged before named groups.
+func catRank(c string) int {
+	switch c {
+	case "managed":
+		return 0
+	case "unmanaged":
+		return 1
+	}
+	return 2
+}
+
+// stationGroupOf is analysis.StationGroup for a station summary.
+func stationGroupOf(st analysis.StationSummary) string {
+	return analysis.StationGroup(analysis.Station{Name: st.Station, Group: st.Group, Managed: st.Managed})
 }
 
 // fairnessScatter: weighted fairness vs total throughput, one point per valid
@@ -663,7 +731,7 @@ type lossPick struct {
 }
 
 // lossRuns picks the flows drawn as vehicle / loss-event traces: every run
-// whose parameters name a mobility trace (the vehicle preset), else the two
+// with a mobile station or a mobility parameter (the vehicle preset), else the two
 // runs with the most loss events; in each, the station with the most loss
 // events (the first data station when none has any). At most four.
 func (m *model) lossRuns() []lossPick {
@@ -678,10 +746,17 @@ func (m *model) lossRuns() []lossPick {
 		return best, n
 	}
 	for i, s := range m.sums {
-		if _, ok := s.Params["mobility"]; ok {
-			if st, _ := pickStation(i); st != "" {
-				picks = append(picks, lossPick{i, st})
+		mobile := ""
+		for _, st := range m.runs[i].Info.Stations {
+			if st.Mobility != "" && mobile == "" {
+				mobile = st.Name
 			}
+		}
+		if _, ok := s.Params["mobility"]; ok && mobile == "" {
+			mobile, _ = pickStation(i)
+		}
+		if mobile != "" {
+			picks = append(picks, lossPick{i, mobile})
 		}
 	}
 	if len(picks) == 0 {
@@ -780,6 +855,9 @@ func (m *model) lossTrace(i int, station string) (*figure, error) {
 		if err := addPoints(pc, []int{0, 1, 4}[k], c+" loss", marks[c]); err != nil {
 			return nil, err
 		}
+	}
+	if len(analysis.DataFlows(run.Flows, station)) == 0 && len(run.Iperf[station].Intervals) == 0 {
+		return nil, nil
 	}
 	pt.Y.Min, pc.Y.Min, pr.Y.Min = 0, 0, 0
 	alignX(pt, pc, pr)

@@ -129,6 +129,19 @@ func LoadRun(dir string) (analysis.Run, []string, error) {
 			return run, nil, fmt.Errorf("%s: %w", p, err)
 		}
 		run.Flows, run.T0 = flows, t0
+		// Put Unix sample times on the run's clock when run.json says when
+		// the run started (and the two agree within a day).
+		if start := run.Info.Start; t0 != 0 && !start.IsZero() {
+			s := float64(start.UnixMicro()) / 1e6
+			if d := t0 - s; d > -86400 && d < 86400 {
+				for fi := range run.Flows {
+					for si := range run.Flows[fi].Samples {
+						run.Flows[fi].Samples[si].T += d
+					}
+				}
+				run.T0 = s
+			}
+		}
 	} else if errors.Is(err, fs.ErrNotExist) {
 		warns = append(warns, "flows.csv missing: no RTT, cwnd or loss statistics")
 	} else {

@@ -211,3 +211,24 @@ func TestParseRealOutputs(t *testing.T) {
 		t.Errorf("data flows %d; want the cubic upload with SRTT and MSS read", len(data))
 	}
 }
+
+func TestLoadPutsSamplesOnTheRunClock(t *testing.T) {
+	root, run := copyRun(t, "mode=cubic,n=1,delay=4ms,rep=1")
+	js := `{"mode":"cubic","n":1,"delay_ms":4,"rep":1,"valid":true,"start":"2026-11-22T02:59:58Z",
+	        "direction":"up","stations":[{"name":"sta1","group":"vehicle","mobility":"drive"}]}`
+	if err := os.WriteFile(filepath.Join(run, "run.json"), []byte(js), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Runs[0]
+	// The first sample was recorded at 03:00:00, 2 s after the run started.
+	if r.T0 != 1795316398 || !near(r.Flows[0].Samples[0].T, 2) {
+		t.Errorf("T0 %f first sample %g, want the run start and 2 s", r.T0, r.Flows[0].Samples[0].T)
+	}
+	if st := r.Info.Stations[0]; st.Group != "vehicle" || st.Mobility != "drive" || r.Info.Direction != "up" {
+		t.Errorf("station %+v direction %q", st, r.Info.Direction)
+	}
+}
