@@ -152,3 +152,39 @@ func TestDataFlowsDownload(t *testing.T) {
 		t.Errorf("DataFlows = %+v, want the server's socket towards veh", got)
 	}
 }
+
+func TestGroupMeansAndGroupReference(t *testing.T) {
+	st := func(name, group string, phy, mbps float64) (Station, Iperf) {
+		return Station{Name: name, Group: group, PhyMbps: phy}, Iperf{ReceivedBytes: mbps * 1e6 / 8, ReceivedSeconds: 1}
+	}
+	mk := func(id string, valid bool, specs ...[4]any) RunSummary {
+		r := Run{Info: RunInfo{ID: id, Mode: "coop", DelayMs: 4, Valid: valid}, Iperf: map[string]Iperf{}}
+		for _, s := range specs {
+			station, ip := st(s[0].(string), s[1].(string), s[2].(float64), s[3].(float64))
+			r.Info.Stations = append(r.Info.Stations, station)
+			r.Iperf[station.Name] = ip
+		}
+		return Summarize(r, DefaultLossRule())
+	}
+	runs := []RunSummary{
+		// alone references, 100 Mbit/s wired: phone 40, tablet 10
+		mk("mode=coop,n=1,wired_rate=100Mbps,rep=1", true, [4]any{"sta1", "phone", 433.3, 40.0}),
+		mk("mode=coop,n=1,wired_rate=100Mbps,rep=2", true, [4]any{"sta9", "tablet", 65.0, 10.0}),
+		// a reference at another wired rate must not be used
+		mk("mode=coop,n=1,wired_rate=1Gbps,rep=1", true, [4]any{"sta1", "phone", 433.3, 400.0}),
+		mk("mode=coop,n=3,wired_rate=100Mbps,rep=1", true,
+			[4]any{"sta1", "phone", 433.3, 20.0}, [4]any{"sta2", "phone", 433.3, 10.0}, [4]any{"sta3", "tablet", 65.0, 5.0}),
+	}
+	r := runs[3]
+	if !near(r.GroupMbps["phone"], 15) || r.GroupCount["phone"] != 2 || !near(r.GroupMbps["tablet"], 5) {
+		t.Errorf("group means %v counts %v", r.GroupMbps, r.GroupCount)
+	}
+	FillMaxFromReference(runs)
+	// normalized 0.5, 0.25, 0.5 → 1.5625 / (3 · 0.5625)
+	if got := runs[3].WeightedFairness; !near(got, 1.5625/1.6875) {
+		t.Errorf("weighted fairness %g, want %g", got, 1.5625/1.6875)
+	}
+	if got := runs[3].Stations[0].MaxMbps; got != 40 {
+		t.Errorf("phone Max %g, want 40 (same wired rate only)", got)
+	}
+}

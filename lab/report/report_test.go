@@ -164,3 +164,65 @@ func TestBadFormat(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// copyTree copies the fixture into a temporary results directory.
+func copyTree(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if fi.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func TestCoexistenceFigure(t *testing.T) {
+	dir := copyTree(t, "../results/testdata/results")
+	run := filepath.Join(dir, "runs", "mode=coop,n=2,delay=4ms,rep=1", "run.json")
+	js := `{"mode":"coop","n":2,"delay_ms":4,"rep":1,"valid":true,
+	        "stations":[{"name":"sta1","managed":true},{"name":"sta2","managed":false}]}`
+	if err := os.WriteFile(run, []byte(js), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := results.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	rep, err := Write(res, out, Options{Formats: []string{"png"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range rep.Figures {
+		found = found || f.Name == "coexistence"
+	}
+	if !found {
+		t.Fatalf("no coexistence figure for a run with managed and unmanaged terminals")
+	}
+	b, err := os.ReadFile(filepath.Join(out, "coexistence.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// coop N=2 rep 1: sta1 (managed) and sta2 (unmanaged) each (10+5·11)/6 · 0.99 = 10.725 Mbit/s;
+	// cubic N=2 is a one-group baseline at the same N and delay.
+	for _, w := range []string{`"mode=coop,n=2,delay=4ms",coop,2,4,managed,1,10.725,21.45`,
+		`"mode=coop,n=2,delay=4ms",coop,2,4,unmanaged,1,10.725,21.45`, `"mode=cubic,n=2,delay=4ms",cubic,2,4,unmanaged,2,`} {
+		if !strings.Contains(string(b), w) {
+			t.Errorf("coexistence.csv lacks %q:\n%s", w, b)
+		}
+	}
+}
