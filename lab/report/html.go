@@ -58,6 +58,14 @@ func metaKVs(meta map[string]any) []htmlKV {
 		switch x := meta[k].(type) {
 		case string:
 			v = x
+		case []any:
+			if len(x) > 12 { // e.g. the ids of a long sweep: the runs table lists them all
+				b, _ := json.Marshal(x[:12])
+				v = fmt.Sprintf("%s … (%d in all)", b, len(x))
+				break
+			}
+			b, _ := json.Marshal(x)
+			v = string(b)
 		default:
 			b, _ := json.MarshalIndent(x, "", "  ")
 			v = string(b)
