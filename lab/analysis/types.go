@@ -131,6 +131,7 @@ type Sample struct {
 	Retrans      uint32
 	TotalRetrans uint32
 	Lost         uint32
+	Sacked       uint32 // optional column "sacked": segments the receiver SACKed (dup-ACK evidence)
 	Unacked      uint32
 	BytesAcked   uint64
 	DeliveryRate float64 // bytes/s

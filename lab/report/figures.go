@@ -787,7 +787,7 @@ func (m *model) lossTrace(i int, station string) (*figure, error) {
 	run, sum := m.runs[i], m.sums[i]
 	f := &figure{Name: fileStem("vehicle", sum.ID+"_"+station), Title: "Throughput, cwnd and SRTT with loss events: " + sum.ID + ", " + station,
 		Width: 7 * vg.Inch, Height: 2.6 * vg.Inch,
-		Caption: "Marks on the cwnd panel: loss-driven cwnd collapses, by class (papers/002: penalizing = throughput deficit ≥ 30 % while cwnd is rebuilt). Throughput: iperf3 intervals (line) and bytes_acked per sample (thin).",
+		Caption: "Marks on the cwnd panel: loss-driven cwnd collapses, by class (papers/002: penalizing = throughput deficit ≥ 30 % while cwnd is rebuilt). Throughput: iperf3 intervals (line) and bytes_acked per sample (thin). Bottom (when any): segments the receiver SACKed — the duplicate-ACK evidence the sampled monitor can see — and segments retransmitted between samples.",
 		Header:  []string{"t_s", "series", "value"}}
 	if !sum.Valid {
 		f.Title += " (INVALID)"
@@ -795,6 +795,8 @@ func (m *model) lossTrace(i int, station string) (*figure, error) {
 	pt := newPanel("", "time (s)", "throughput (Mbit/s)")
 	pc := newPanel("", "time (s)", "cwnd (segments)")
 	pr := newPanel("", "time (s)", "smoothed RTT (ms)")
+	pd := newPanel("", "time (s)", "segments")
+	haveDup := false
 	var ss analysis.StationSummary
 	var start float64
 	for _, s := range sum.Stations {
@@ -818,7 +820,23 @@ func (m *model) lossTrace(i int, station string) (*figure, error) {
 		}
 	}
 	for _, fl := range analysis.DataFlows(run.Flows, station) {
-		var tp, cw, rt plotter.XYs
+		var tp, cw, rt, sacked, retr plotter.XYs
+		for k, s := range fl.Samples {
+			sacked = append(sacked, plotter.XY{X: s.T, Y: float64(s.Sacked)})
+			d := 0.0
+			if k > 0 && s.TotalRetrans > fl.Samples[k-1].TotalRetrans {
+				d = float64(s.TotalRetrans - fl.Samples[k-1].TotalRetrans)
+			}
+			retr = append(retr, plotter.XY{X: s.T, Y: d})
+			haveDup = haveDup || s.Sacked > 0 || d > 0
+			f.Rows = append(f.Rows, []string{num(s.T), "sacked", strconv.Itoa(int(s.Sacked))}, []string{num(s.T), "retransmitted", num(d)})
+		}
+		if err := addLine(pd, 4, "SACKed (dup-ACK evidence)", sacked, false); err != nil {
+			return nil, err
+		}
+		if err := addLine(pd, 0, "retransmitted since last sample", retr, false); err != nil {
+			return nil, err
+		}
 		for _, p := range analysis.AckedThroughput(fl) {
 			tp = append(tp, plotter.XY{X: p.T, Y: p.V})
 			f.Rows = append(f.Rows, []string{num(p.T), "acked_mbps", num(p.V)})
@@ -859,9 +877,14 @@ func (m *model) lossTrace(i int, station string) (*figure, error) {
 	if len(analysis.DataFlows(run.Flows, station)) == 0 && len(run.Iperf[station].Intervals) == 0 {
 		return nil, nil
 	}
-	pt.Y.Min, pc.Y.Min, pr.Y.Min = 0, 0, 0
-	alignX(pt, pc, pr)
+	pt.Y.Min, pc.Y.Min, pr.Y.Min, pd.Y.Min = 0, 0, 0, 0
 	f.Panels = [][]*plot.Plot{{pt}, {pc}, {pr}}
+	if haveDup { // the paper's DupAck panel: SACKed segments and retransmissions
+		f.Panels = append(f.Panels, []*plot.Plot{pd})
+		alignX(pt, pc, pr, pd)
+	} else {
+		alignX(pt, pc, pr)
+	}
 	return f, nil
 }
 
