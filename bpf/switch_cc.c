@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * coopcc_switch_cc: a BPF TCP iterator that moves the TCP sockets of one
- * network namespace (the namespace the iterator is opened in) from the
- * congestion control from_cc to to_cc with bpf_setsockopt(TCP_CONGESTION).
+ * network namespace (the namespace the iterator is opened in) whose
+ * congestion control is from_cc or from_cc2 (empty = unused) to to_cc with
+ * bpf_setsockopt(TCP_CONGESTION).
  * Full sockets only (established, listening and the other full states);
  * request and TIME_WAIT sockets have no congestion control.
  */
@@ -16,10 +17,25 @@ char _license[] SEC("license") = "GPL";
 #define CC_NAME_MAX 16
 
 const volatile char from_cc[CC_NAME_MAX] = {};
+const volatile char from_cc2[CC_NAME_MAX] = {};
 const volatile char to_cc[CC_NAME_MAX] = {};
 
 __u64 switched = 0;
 __u64 failed = 0;
+
+static __always_inline int name_eq(const char *a, const volatile char *b)
+{
+	int i;
+
+#pragma unroll
+	for (i = 0; i < CC_NAME_MAX; i++) {
+		if (a[i] != b[i])
+			return 0;
+		if (a[i] == 0)
+			return 1;
+	}
+	return 1;
+}
 
 SEC("iter/tcp")
 int coopcc_switch_cc(struct bpf_iter__tcp *ctx)
@@ -37,13 +53,8 @@ int coopcc_switch_cc(struct bpf_iter__tcp *ctx)
 		return 0;
 	if (bpf_getsockopt(tp, SOL_TCP, TCP_CONGESTION, cur, sizeof(cur)))
 		return 0;
-#pragma unroll
-	for (i = 0; i < CC_NAME_MAX; i++) {
-		if (cur[i] != from_cc[i])
-			return 0;
-		if (cur[i] == 0)
-			break;
-	}
+	if (!name_eq(cur, from_cc) && !(from_cc2[0] && name_eq(cur, from_cc2)))
+		return 0;
 #pragma unroll
 	for (i = 0; i < CC_NAME_MAX; i++)
 		to[i] = to_cc[i];

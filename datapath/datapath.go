@@ -83,6 +83,7 @@ type Datapath struct {
 	bounds   *ebpf.Map
 	config   *ebpf.Map
 	counters *ebpf.Map
+	switched SwitchResult
 	closeFn  func() error
 	closed   bool
 }
@@ -147,6 +148,10 @@ func (d *Datapath) Backend() string { return d.backend }
 
 // CCName returns the registered congestion-control name ("" for sockops).
 func (d *Datapath) CCName() string { return d.ccName }
+
+// Switched reports how many pre-existing connections Open moved to the
+// bounded CC (SwitchExisting, struct_ops backend).
+func (d *Datapath) Switched() SwitchResult { return d.switched }
 
 // Lease returns the lease duration.
 func (d *Datapath) Lease() time.Duration { return d.lease }

@@ -20,13 +20,19 @@ func ccNameBytes(name string) ([tcpCANameMax]byte, error) {
 }
 
 // switchCC moves every full TCP socket of the namespace whose congestion
-// control is from to to, with a BPF TCP iterator opened inside that
+// control is from or from2 ("" = unused) to to, with a BPF TCP iterator opened inside that
 // namespace (the iterator only sees the namespace it is opened in).
-func switchCC(ns, from, to string) (SwitchResult, error) {
+func switchCC(ns, from, from2, to string) (SwitchResult, error) {
 	var res SwitchResult
 	fromB, err := ccNameBytes(from)
 	if err != nil {
 		return res, err
+	}
+	var from2B [tcpCANameMax]byte
+	if from2 != "" {
+		if from2B, err = ccNameBytes(from2); err != nil {
+			return res, err
+		}
 	}
 	toB, err := ccNameBytes(to)
 	if err != nil {
@@ -38,6 +44,9 @@ func switchCC(ns, from, to string) (SwitchResult, error) {
 	}
 	if err := spec.Variables["from_cc"].Set(fromB); err != nil {
 		return res, fmt.Errorf("set from_cc: %w", err)
+	}
+	if err := spec.Variables["from_cc2"].Set(from2B); err != nil {
+		return res, fmt.Errorf("set from_cc2: %w", err)
 	}
 	if err := spec.Variables["to_cc"].Set(toB); err != nil {
 		return res, fmt.Errorf("set to_cc: %w", err)

@@ -101,10 +101,17 @@ func openStructOps(opts Options) (d *Datapath, err error) {
 	}
 	undo = append(undo, func() error { return writeDefaultCC(opts.Netns, old) })
 
+	var switched SwitchResult
 	if opts.SwitchExisting {
-		if _, err := switchCC(opts.Netns, old, name); err != nil {
+		// Connections on the previous default or on plain CUBIC move to the
+		// bounded CUBIC; others (e.g. a flow that chose bbr) are left alone.
+		// [interpretation] switching a non-CUBIC default too matches what
+		// happens to new connections, which all get the bounded CUBIC.
+		res, err := switchCC(opts.Netns, old, "cubic", name)
+		if err != nil {
 			return nil, fmt.Errorf("switch existing connections from %s to %s: %w", old, name, err)
 		}
+		switched = res
 		// Connections switched here are switched back by the close path below.
 	}
 
@@ -114,6 +121,7 @@ func openStructOps(opts Options) (d *Datapath, err error) {
 		bounds:   objs.CoopccBnd,
 		config:   objs.CoopccCfg,
 		counters: objs.CoopccCnt,
+		switched: switched,
 	}
 	d.closeFn = func() error {
 		var errs []error
@@ -121,9 +129,10 @@ func openStructOps(opts Options) (d *Datapath, err error) {
 			errs = append(errs, err)
 		}
 		// Sockets still on our CC hold references to the BPF programs:
-		// move them back to the previous default so nothing stays loaded.
-		if _, err := switchCC(opts.Netns, name, old); err != nil {
-			errs = append(errs, fmt.Errorf("switch connections back from %s to %s: %w", name, old, err))
+		// move them to plain CUBIC (the same algorithm, unbounded) so that
+		// nothing stays loaded.
+		if _, err := switchCC(opts.Netns, name, "", "cubic"); err != nil {
+			errs = append(errs, fmt.Errorf("switch connections back from %s to cubic: %w", name, err))
 		}
 		if err := reg.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("unregister %s: %w", name, err))

@@ -19,6 +19,7 @@ const (
 	switchccProgCoopccSwitchCc = "coopcc_switch_cc"
 	switchccVarFailed          = "failed"
 	switchccVarFromCc          = "from_cc"
+	switchccVarFromCc2         = "from_cc2"
 	switchccVarSwitched        = "switched"
 	switchccVarToCc            = "to_cc"
 )
@@ -80,6 +81,7 @@ type switchccMapSpecs struct {
 type switchccVariableSpecs struct {
 	Failed   *ebpf.VariableSpec `ebpf:"failed"`
 	FromCc   *ebpf.VariableSpec `ebpf:"from_cc"`
+	FromCc2  *ebpf.VariableSpec `ebpf:"from_cc2"`
 	Switched *ebpf.VariableSpec `ebpf:"switched"`
 	ToCc     *ebpf.VariableSpec `ebpf:"to_cc"`
 }
@@ -116,6 +118,7 @@ func (m *switchccMaps) Close() error {
 type switchccVariables struct {
 	Failed   *ebpf.Variable `ebpf:"failed"`
 	FromCc   *ebpf.Variable `ebpf:"from_cc"`
+	FromCc2  *ebpf.Variable `ebpf:"from_cc2"`
 	Switched *ebpf.Variable `ebpf:"switched"`
 	ToCc     *ebpf.Variable `ebpf:"to_cc"`
 }
