@@ -84,6 +84,7 @@ type Datapath struct {
 	config   *ebpf.Map
 	counters *ebpf.Map
 	switched SwitchResult
+	objIDs   ObjectIDs
 	closeFn  func() error
 	closed   bool
 }
@@ -280,4 +281,53 @@ func (d *Datapath) Close() error {
 		errs = append(errs, d.closeFn())
 	}
 	return errors.Join(errs...)
+}
+
+// ObjectIDs are the kernel IDs of an instance's BPF programs and maps (what
+// `bpftool prog show` / `bpftool map show` list).
+type ObjectIDs struct {
+	Programs []ebpf.ProgramID
+	Maps     []ebpf.MapID
+}
+
+// Objects returns the IDs of the instance's BPF programs and maps.
+func (d *Datapath) Objects() ObjectIDs { return d.objIDs }
+
+// collectIDs reads the kernel IDs of programs and maps (best effort).
+func collectIDs(objs ...any) ObjectIDs {
+	var ids ObjectIDs
+	for _, o := range objs {
+		switch v := o.(type) {
+		case *ebpf.Program:
+			if info, err := v.Info(); err == nil {
+				if id, ok := info.ID(); ok {
+					ids.Programs = append(ids.Programs, id)
+				}
+			}
+		case *ebpf.Map:
+			if info, err := v.Info(); err == nil {
+				if id, ok := info.ID(); ok {
+					ids.Maps = append(ids.Maps, id)
+				}
+			}
+		}
+	}
+	return ids
+}
+
+// Gone reports whether none of the objects exists in the kernel any more.
+func (ids ObjectIDs) Gone() bool {
+	for _, id := range ids.Programs {
+		if p, err := ebpf.NewProgramFromID(id); err == nil {
+			p.Close()
+			return false
+		}
+	}
+	for _, id := range ids.Maps {
+		if m, err := ebpf.NewMapFromID(id); err == nil {
+			m.Close()
+			return false
+		}
+	}
+	return true
 }

@@ -1,6 +1,7 @@
 package datapath
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -173,11 +174,29 @@ func heartbeat(t *testing.T, d *Datapath) {
 				return
 			case <-tk.C:
 				if err := d.Heartbeat(); err != nil {
-					t.Errorf("heartbeat: %v", err)
+					if !d.closed {
+						t.Errorf("heartbeat: %v", err)
+					}
 					return
 				}
 			}
 		}
 	}()
 	t.Cleanup(func() { close(stop); <-done })
+}
+
+// iperf3Rate returns the receiver-side goodput (bytes/s) of an iperf3 -J report.
+func iperf3Rate(t *testing.T, out string) float64 {
+	t.Helper()
+	var rep struct {
+		End struct {
+			SumReceived struct {
+				BitsPerSecond float64 `json:"bits_per_second"`
+			} `json:"sum_received"`
+		} `json:"end"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("parse iperf3 report: %v\n%s", err, out)
+	}
+	return rep.End.SumReceived.BitsPerSecond / 8
 }

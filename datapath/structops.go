@@ -69,9 +69,13 @@ func openStructOps(opts Options) (d *Datapath, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse coopcc_cubic object: %w", err)
 	}
-	if err := setStructOpsName(spec.Maps["coopcc_cubic"], name); err != nil {
+	ops := spec.Maps["coopcc_cubic"]
+	if err := setStructOpsName(ops, name); err != nil {
 		return nil, err
 	}
+	// The struct_ops map carries the CC name too, so `bpftool map show`
+	// and `bpftool struct_ops show` name the instance.
+	ops.Name = name
 	var objs cubicObjects
 	if err := spec.LoadAndAssign(&objs, nil); err != nil {
 		return nil, fmt.Errorf("load coopcc_cubic (struct_ops, CUBIC kfuncs): %w", explainLoadError(err))
@@ -122,6 +126,7 @@ func openStructOps(opts Options) (d *Datapath, err error) {
 		config:   objs.CoopccCfg,
 		counters: objs.CoopccCnt,
 		switched: switched,
+		objIDs:   collectIDs(objs.CoopccCubic, objs.CoopccBnd, objs.CoopccCfg, objs.CoopccCnt, objs.CoopccInit, objs.CoopccSsthresh, objs.CoopccCongAvoid, objs.CoopccSetState, objs.CoopccCwndEvent, objs.CoopccPktsAcked, objs.CoopccUndoCwnd),
 	}
 	d.closeFn = func() error {
 		var errs []error
