@@ -434,3 +434,52 @@ func TestSwitchExistingConnection(t *testing.T) {
 		t.Fatalf("iperf3: %v\n%s", err, out)
 	}
 }
+
+// The sockops fallback (TCP_BPF_SNDCWND_CLAMP) holds the upper bound too,
+// only for its own namespace.
+func TestSockopsUpperBound(t *testing.T) {
+	const hi = 6
+	n := newTestNet(t, 74, "10mbit", 200)
+	other := newTestNet(t, 76, "10mbit", 200)
+	n.srv.Iperf3Server(t, 5201)
+	other.srv.Iperf3Server(t, 5201)
+	dp, err := Open(Options{Netns: n.cli.Name, Backend: BackendSockops})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = dp.Close() })
+	if dp.Backend() != BackendSockops {
+		t.Fatalf("backend %s", dp.Backend())
+	}
+	if err := dp.Set(netip.Addr{}, Bounds{Hi: hi}); err != nil {
+		t.Fatal(err)
+	}
+	heartbeat(t, dp)
+	stop := make(chan struct{})
+	samples := sampleFlow(t, n.cli.Name, 5201, 50*time.Millisecond, stop)
+	otherSamples := sampleFlow(t, other.cli.Name, 5201, 50*time.Millisecond, stop)
+	run := n.cli.Iperf3Client(t, n.srvAddr, 5201, 3*time.Second, "-C", "cubic")
+	otherRun := other.cli.Iperf3Client(t, other.srvAddr, 5201, 3*time.Second, "-C", "cubic")
+	if out, err := run.Wait(); err != nil {
+		t.Fatalf("iperf3: %v\n%s", err, out)
+	}
+	if out, err := otherRun.Wait(); err != nil {
+		t.Fatalf("iperf3: %v\n%s", err, out)
+	}
+	close(stop)
+	s, so := <-samples, <-otherSamples
+	// TCP_BPF_SNDCWND_CLAMP acts on the next cwnd-limited ACK: skip the
+	// first samples.
+	t.Logf("bounded namespace: max cwnd %d (after the first samples %d); other namespace: %d", maxCwnd(s), maxCwnd(s[2:]), maxCwnd(so))
+	if m := maxCwnd(s[2:]); m == 0 || m > hi {
+		t.Errorf("sockops: max cwnd %d, bound %d", m, hi)
+	}
+	if m := maxCwnd(so); m <= hi {
+		t.Errorf("a flow in another namespace was bounded too (max cwnd %d)", m)
+	}
+	ids := dp.Objects()
+	if err := dp.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, ids)
+}

@@ -60,14 +60,14 @@ func (n *testNet) setQueue(t *testing.T, limit int) {
 
 // flowSample is one inet_diag reading of the bulk flow.
 type flowSample struct {
-	t                time.Time
-	cwnd, ssthresh   uint32
-	mss              uint32
-	srtt             time.Duration
-	caState          uint8
-	totalRetrans     uint32
-	bytesAcked       uint64
-	deliveryRateBps  uint64
+	t               time.Time
+	cwnd, ssthresh  uint32
+	mss             uint32
+	srtt            time.Duration
+	caState         uint8
+	totalRetrans    uint32
+	bytesAcked      uint64
+	deliveryRateBps uint64
 }
 
 // bulkFlow reads the established connection to port with the most acked
