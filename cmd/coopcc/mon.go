@@ -15,6 +15,10 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// onceRateGap is the time between the two polls of `mon --once` (table),
+// over which the throughput column is computed.
+const onceRateGap = 250 * time.Millisecond
+
 type monFlags struct {
 	netns    string
 	once     bool
@@ -173,7 +177,15 @@ func runMon(ctx context.Context, out, errOut io.Writer, fl monFlags) error {
 			_, err = out.Write(monitor.MarshalSnapshot(time.Now(), fl.netns, flows))
 			return err
 		}
-		return monitor.WriteTable(out, flows, make([]float64, len(flows)))
+		// The table's throughput needs two polls: take a second one shortly after.
+		rates := monitor.NewRateTracker()
+		rates.Update(time.Now(), flows)
+		time.Sleep(onceRateGap)
+		now := time.Now()
+		if flows, err = m.Snapshot(); err != nil {
+			return err
+		}
+		return monitor.WriteTable(out, flows, rates.Update(now, flows))
 	}
 
 	var rec snapshotWriter
