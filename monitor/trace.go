@@ -256,7 +256,7 @@ func (a *ACKWriter) Write(ev *ACK) error {
 			b = append(b, names[i]...)
 			b = append(b, `":`...)
 			if str {
-				b = strconv.AppendQuote(b, string(v))
+				b = appendJSONString(b, string(v))
 				return
 			}
 		} else if i > 0 {
