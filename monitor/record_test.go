@@ -93,3 +93,25 @@ func TestAppendJSONString(t *testing.T) {
 		}
 	}
 }
+
+func TestStates(t *testing.T) {
+	for in, want := range map[string]uint8{"established": 1, "ESTAB": 1, "syn-sent": 2, "fin_wait_1": 4,
+		"close-wait": 8, "LISTEN": 10, "time-wait": 6} {
+		if got, ok := ParseState(in); !ok || got != want {
+			t.Errorf("ParseState(%q) = %d, %v; want %d", in, got, ok, want)
+		}
+	}
+	if _, ok := ParseState("bogus"); ok {
+		t.Error("ParseState accepted bogus")
+	}
+	for s := uint8(1); s <= StateNewSynRecv; s++ {
+		inDefault := defaultStates&(1<<s) != 0
+		hidden := s == StateListen || s == StateSynRecv || s == StateNewSynRecv || s == StateTimeWait || s == StateClose
+		if inDefault == hidden {
+			t.Errorf("state %s: in default set %v", StateName(s), inDefault)
+		}
+		if back, ok := ParseState(StateName(s)); !ok || back != s {
+			t.Errorf("StateName(%d) = %q does not parse back", s, StateName(s))
+		}
+	}
+}
