@@ -57,7 +57,7 @@ Loopback flows are hidden unless --all is given. Units: see docs/monitor.md.`,
 	f.StringVar(&fl.netns, "netns", "", "network namespace name (ip netns list) or path; default: the current one")
 	f.BoolVar(&fl.once, "once", false, "take one snapshot, print it and exit")
 	f.BoolVar(&fl.json, "json", false, "print JSON instead of a table (with --once)")
-	f.StringVar(&fl.record, "record", "", "append samples to FILE (CSV; JSON lines if FILE ends in .jsonl); - = stdout")
+	f.StringVar(&fl.record, "record", "", "write samples to FILE, replacing it (CSV; JSON lines if FILE ends in .jsonl); - = stdout")
 	f.DurationVar(&fl.interval, "interval", time.Second, "poll interval")
 	f.DurationVar(&fl.duration, "duration", 0, "stop after this long (0 = until interrupted)")
 	f.StringVar(&fl.iface, "iface", "", "only flows on this interface")
