@@ -16,36 +16,38 @@ type CoopParams struct {
 	// TargetRatio ρ* is the aggregate RTT ratio the controller holds:
 	// (base + queueing delay)/base. Default 1.25 (a fifth of the inflight
 	// data queued: enough to keep the medium busy, little added delay).
-	TargetRatio float64
+	TargetRatio float64 `toml:"target_ratio" json:"target_ratio,omitempty"`
 	// Gain k is the exponent of the control law g = (ρ*/ρ)^k. Default 0.5.
-	Gain float64
+	Gain float64 `toml:"gain" json:"gain,omitempty"`
 	// GainMin, GainMax clamp g per evaluation. Defaults 0.5 and 1.25.
-	GainMin, GainMax float64
+	GainMin float64 `toml:"gain_min" json:"gain_min,omitempty"`
+	GainMax float64 `toml:"gain_max" json:"gain_max,omitempty"`
 	// LoFraction is the lower bound as a fraction of the upper bound while
 	// the RTT is not inflated. Default 0.5.
-	LoFraction float64
+	LoFraction float64 `toml:"lo_fraction" json:"lo_fraction,omitempty"`
 	// HiFloor is the smallest upper bound ever set, segments. Default 2.
-	HiFloor uint32
+	HiFloor uint32 `toml:"hi_floor" json:"hi_floor,omitempty"`
 	// Headroom is the extra rate granted to an application-limited flow or
 	// terminal above what it uses now, so it can grow. Default 0.1 (10 %).
-	Headroom float64
+	Headroom float64 `toml:"headroom" json:"headroom,omitempty"`
 	// ProbeCap caps the capacity estimate at ProbeCap × the measured sum of
 	// delivery rates, so it cannot run away while demand is low. Default 2.
-	ProbeCap float64
+	ProbeCap float64 `toml:"probe_cap" json:"probe_cap,omitempty"`
 	// Capability is this terminal's throughput when alone, bytes/s (0 =
 	// unknown); used only with WeightByCapability.
-	Capability float64
+	Capability float64 `toml:"capability" json:"capability,omitempty"`
 	// WeightByCapability shares capacity in proportion to each terminal's
 	// capability (papers/003's weighted fairness) instead of equally.
-	WeightByCapability bool
+	WeightByCapability bool `toml:"weight_by_capability" json:"weight_by_capability,omitempty"`
 	// DisableSoloFloor turns off the lower bound set when no peer is heard.
-	DisableSoloFloor bool
+	DisableSoloFloor bool `toml:"disable_solo_floor" json:"disable_solo_floor,omitempty"`
 	// OffRatio, OffAfter, OffFor: switch coop off for OffFor when the group's
 	// ratio stays above OffRatio × TargetRatio for OffAfter without improving
 	// by 10 %. Defaults 2, 10 s, 30 s. DisableSwitchOff keeps coop on.
-	OffRatio         float64
-	OffAfter, OffFor time.Duration
-	DisableSwitchOff bool
+	OffRatio         float64       `toml:"off_ratio" json:"off_ratio,omitempty"`
+	OffAfter         time.Duration `toml:"off_after" json:"off_after,omitempty"`
+	OffFor           time.Duration `toml:"off_for" json:"off_for,omitempty"`
+	DisableSwitchOff bool          `toml:"disable_switch_off" json:"disable_switch_off,omitempty"`
 }
 
 // Defaults returns c with every zero field replaced by its default.

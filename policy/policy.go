@@ -86,30 +86,32 @@ type Policy interface {
 type Params struct {
 	// MSS is the segment size in bytes used when a flow does not report its
 	// own. Default 1448 (Ethernet MTU 1500 with TCP timestamps).
-	MSS uint32
+	MSS uint32 `toml:"mss" json:"mss,omitempty"`
 	// BWmax is the link capacity in bit/s if known, 0 = unknown.
 	// hirai2013 uses it as its bandwidth (default 20 Mbit/s there),
 	// hayakawa2016 as its BWmax (default 19 Mbit/s there), coop ignores it.
-	BWmax float64
+	BWmax float64 `toml:"bwmax" json:"bwmax,omitempty"`
 	// Alpha is hirai2013's margin α in bytes subtracted from the BDP. The
 	// paper gives no value; default 0.
-	Alpha float64
+	Alpha float64 `toml:"alpha" json:"alpha,omitempty"`
 	// StaticLo, StaticHi are the static policy's bounds, segments
 	// (default 0/0 = no bounds, i.e. the static policy does nothing).
-	StaticLo, StaticHi uint32
+	StaticLo uint32 `toml:"static_lo" json:"static_lo,omitempty"`
+	StaticHi uint32 `toml:"static_hi" json:"static_hi,omitempty"`
 	// HiraiInterval is hirai2013's adjustment period. Default 10 s (papers/004 §IV-B).
-	HiraiInterval time.Duration
+	HiraiInterval time.Duration `toml:"hirai_interval" json:"hirai_interval,omitempty"`
 	// EvalInterval is hayakawa2015/2016's evaluation period. Default 0.5 s.
-	EvalInterval time.Duration
+	EvalInterval time.Duration `toml:"eval_interval" json:"eval_interval,omitempty"`
 	// SegmentBytes is hayakawa2016's "segment size (1.5 Kbyte)". Default 1500.
-	SegmentBytes float64
+	SegmentBytes float64 `toml:"segment_bytes" json:"segment_bytes,omitempty"`
 	// Hayakawa2016Exponent is the exponent e of f(N) = N^(−e). Default 0.15.
-	Hayakawa2016Exponent float64
+	Hayakawa2016Exponent float64 `toml:"hayakawa2016_exponent" json:"hayakawa2016_exponent,omitempty"`
 	// Hayakawa2016On is the ratio_rtt above which control switches on (default 6.0);
 	// Hayakawa2016Cut the ratio_rtt above which, while on, the cwnd is set to 1 (default 5.0).
-	Hayakawa2016On, Hayakawa2016Cut float64
+	Hayakawa2016On  float64 `toml:"hayakawa2016_on" json:"hayakawa2016_on,omitempty"`
+	Hayakawa2016Cut float64 `toml:"hayakawa2016_cut" json:"hayakawa2016_cut,omitempty"`
 	// Coop configures the coop policy.
-	Coop CoopParams
+	Coop CoopParams `toml:"coop" json:"coop,omitempty"`
 }
 
 // Defaults returns p with every zero field replaced by its documented default.

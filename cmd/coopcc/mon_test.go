@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -15,17 +13,6 @@ import (
 
 // runCLI runs `coopcc args...` in-process (the binary's exact code path)
 // and returns its stdout.
-func runCLI(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	root := newRootCmd()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&out)
-	root.SetArgs(args)
-	err := root.ExecuteContext(context.Background())
-	return out.String(), err
-}
-
 type jsonSnapshot struct {
 	Netns string `json:"netns"`
 	Flows []struct {

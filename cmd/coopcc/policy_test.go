@@ -1,27 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
 
-func runCLI(t *testing.T, stdin string, args ...string) (string, error) {
-	t.Helper()
-	root := newRootCmd()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&out)
-	root.SetIn(strings.NewReader(stdin))
-	root.SetArgs(args)
-	err := root.Execute()
-	return out.String(), err
-}
-
 func TestPolicyEvalHayakawa2015(t *testing.T) {
-	out, err := runCLI(t, "", "policy", "eval", "--policy", "hayakawa2015", "--n", "10", "--rtt", "256ms", "--min-rtt", "256ms")
+	out, err := runCLI(t, "policy", "eval", "--policy", "hayakawa2015", "--n", "10", "--rtt", "256ms", "--min-rtt", "256ms")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +18,7 @@ func TestPolicyEvalHayakawa2015(t *testing.T) {
 }
 
 func TestPolicyEvalHayakawa2016Sequence(t *testing.T) {
-	out, err := runCLI(t, "", "policy", "eval", "--policy", "hayakawa2016", "--n", "10", "--bwmax", "19M", "--min-rtt", "256ms", "--rtt-seq", "300ms,1.6s,1s")
+	out, err := runCLI(t, "policy", "eval", "--policy", "hayakawa2016", "--n", "10", "--bwmax", "19M", "--min-rtt", "256ms", "--rtt-seq", "300ms,1.6s,1s")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,14 +42,14 @@ func TestPolicyEvalErrors(t *testing.T) {
 		{"policy", "eval", "--n", "2", "--app-limited-peers", "2"},
 		{"policy", "eval", "--dst", "host"},
 	} {
-		if _, err := runCLI(t, "", args...); err == nil {
+		if _, err := runCLI(t, args...); err == nil {
 			t.Errorf("%v: no error", args)
 		}
 	}
 }
 
 func TestPolicyPlanAndKnee(t *testing.T) {
-	out, err := runCLI(t, "", "policy", "plan", "--base", "10")
+	out, err := runCLI(t, "policy", "plan", "--base", "10")
 	if err != nil || !strings.HasPrefix(out, "multiplier,lo,hi\n2,10,20\n") || !strings.HasSuffix(out, "64,630,640\n") {
 		t.Fatalf("plan: %v\n%s", err, out)
 	}
@@ -72,11 +59,11 @@ func TestPolicyPlanAndKnee(t *testing.T) {
 		rtt := 4*time.Millisecond + time.Duration(min(k, 10))*3*time.Millisecond
 		in.WriteString(strconv.Itoa(k) + "," + rtt.String() + "\n")
 	}
-	out, err = runCLI(t, in.String(), "policy", "knee", "-")
+	out, err = runCLIWithInput(t, in.String(), "policy", "knee", "-")
 	if err != nil || !strings.HasPrefix(out, "knee 10 ") {
 		t.Fatalf("knee: %v\n%s", err, out)
 	}
-	if _, err := runCLI(t, "1,2\n", "policy", "knee", "-"); err == nil {
+	if _, err := runCLIWithInput(t, "1,2\n", "policy", "knee", "-"); err == nil {
 		t.Fatal("knee with one sample: no error")
 	}
 }

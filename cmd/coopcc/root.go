@@ -25,6 +25,7 @@ a testbed (namespaces, iperf3, an 802.11 emulator) that reproduces the papers.`,
 	root.AddCommand(newPolicyCmd())
 	root.AddCommand(newPeerCmd())
 	root.AddCommand(newMonCmd())
+	root.AddCommand(newClampCmd())
 	return root
 }
 
