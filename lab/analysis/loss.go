@@ -163,3 +163,48 @@ func ackedRate(smp []Sample, a, b int) float64 {
 	}
 	return d * 8 / (smp[b].T - smp[a].T) / 1e6
 }
+
+// LossClassStats summarizes the loss events of one class.
+type LossClassStats struct {
+	Class             string
+	Count             int
+	Rebuilt           int     // events whose cwnd got back to its pre-loss level
+	MedianSRTTms      float64 // SRTT at the time of loss
+	MedianRebuildS    float64 // over rebuilt events
+	MedianDeficitMbps float64
+	MedianRelDeficit  float64 // deficit / throughput before
+}
+
+// SummarizeLossEvents returns one LossClassStats per class present, in the
+// order penalizing, moderate, unknown (medians NaN when nothing to take them of).
+func SummarizeLossEvents(events []LossEvent) []LossClassStats {
+	var out []LossClassStats
+	for _, class := range []string{Penalizing, Moderate, Unknown} {
+		st := LossClassStats{Class: class}
+		var srtt, rebuild, deficit, rel []float64
+		for _, e := range events {
+			if e.Class != class {
+				continue
+			}
+			st.Count++
+			srtt = append(srtt, float64(e.SRTT.Microseconds())/1000)
+			if e.Rebuilt {
+				st.Rebuilt++
+				rebuild = append(rebuild, e.RebuildS)
+			}
+			if !math.IsNaN(e.DeficitMbps) {
+				deficit = append(deficit, e.DeficitMbps)
+			}
+			if r := e.RelativeDeficit(); !math.IsNaN(r) {
+				rel = append(rel, r)
+			}
+		}
+		if st.Count == 0 {
+			continue
+		}
+		st.MedianSRTTms, st.MedianRebuildS = Percentile(srtt, 50), Percentile(rebuild, 50)
+		st.MedianDeficitMbps, st.MedianRelDeficit = Percentile(deficit, 50), Percentile(rel, 50)
+		out = append(out, st)
+	}
+	return out
+}

@@ -140,3 +140,22 @@ func TestFlowCounters(t *testing.T) {
 		t.Errorf("SRTTsMs = %v", srtt)
 	}
 }
+
+func TestSummarizeLossEvents(t *testing.T) {
+	ev := func(class string, srttMs, rebuild, pre, def float64) LossEvent {
+		return LossEvent{Class: class, SRTT: time.Duration(srttMs * float64(time.Millisecond)), Rebuilt: !math.IsNaN(rebuild),
+			RebuildS: rebuild, PreMbps: pre, DeficitMbps: def}
+	}
+	got := SummarizeLossEvents([]LossEvent{
+		ev(Penalizing, 25, 2.11, 17, 10), ev(Penalizing, 30, math.NaN(), 17, 7), ev(Penalizing, 20, 2.5, 10, 5),
+		ev(Moderate, 2, 1.57, 17, 1),
+	})
+	if len(got) != 2 || got[0].Class != Penalizing || got[1].Class != Moderate {
+		t.Fatalf("%+v", got)
+	}
+	p := got[0]
+	// SRTT 20,25,30 → 25; rebuild over the rebuilt two: (2.11+2.5)/2; deficits 5,7,10 → 7; relative 10/17, 7/17, 5/10 → 0.5
+	if p.Count != 3 || p.Rebuilt != 2 || !near(p.MedianSRTTms, 25) || !near(p.MedianRebuildS, 2.305) || !near(p.MedianDeficitMbps, 7) || !near(p.MedianRelDeficit, 0.5) {
+		t.Errorf("penalizing %+v", p)
+	}
+}

@@ -33,7 +33,12 @@ type htmlRun struct {
 	Aggregate, Jain, WFair, P95, APDrops string
 }
 
+type htmlLoss struct {
+	Class, Count, Rebuilt, SRTT, Rebuild, Deficit, Rel string
+}
+
 type htmlPage struct {
+	Loss       []htmlLoss
 	Title      string
 	Dir        string
 	Meta       []htmlKV
@@ -100,6 +105,19 @@ func writeHTML(path string, res *results.Results, rep *Report, summaryTxt string
 		}
 		page.Runs = append(page.Runs, htmlRun{RunSummary: r, Aggregate: fmtNum(r.AggregateMbps, 2), Jain: fmtNum(r.Jain, 3),
 			WFair: fmtNum(r.WeightedFairness, 3), P95: fmtNum(r.RTT.P95, 1), APDrops: fmtNum(r.APDrops, 0)})
+	}
+	var events []analysis.LossEvent
+	for _, r := range rep.Runs {
+		if r.Valid {
+			for _, st := range r.Stations {
+				events = append(events, st.LossEvents...)
+			}
+		}
+	}
+	for _, c := range analysis.SummarizeLossEvents(events) {
+		page.Loss = append(page.Loss, htmlLoss{Class: c.Class, Count: fmt.Sprint(c.Count), Rebuilt: fmt.Sprint(c.Rebuilt),
+			SRTT: fmtNum(c.MedianSRTTms, 1), Rebuild: fmtNum(c.MedianRebuildS, 2), Deficit: fmtNum(c.MedianDeficitMbps, 2),
+			Rel: fmtNum(100*c.MedianRelDeficit, 0)})
 	}
 	for _, f := range rep.Figures {
 		hf := htmlFigure{Figure: f}
@@ -168,6 +186,15 @@ Statistics of a group are over its <em>valid</em> repetitions only.</p>
 <p>Values: mean (min–max) over valid repetitions. Goodput is receiver-side (iperf3 <code>sum_received</code>); RTT is the senders' smoothed RTT; timeouts are entries into CA state Loss.
 Data: <a href="summary.csv">summary.csv</a>, <a href="runs.csv">runs.csv</a>.</p>
 
+{{if .Loss}}<h2>Loss events (papers/002)</h2>
+<table id="loss">
+<tr><th class="l">class</th><th>events</th><th>rebuilt</th><th>median SRTT at loss (ms)</th><th>median time to rebuild cwnd (s)</th><th>median throughput deficit (Mbit/s)</th><th>median deficit (% of before)</th></tr>
+{{range .Loss}}<tr><td class="l">{{.Class}}</td><td>{{.Count}}</td><td>{{.Rebuilt}}</td><td>{{.SRTT}}</td><td>{{.Rebuild}}</td><td>{{.Deficit}}</td><td>{{.Rel}}</td></tr>
+{{end}}<tr><td class="l"><em>paper, penalizing</em></td><td>2</td><td></td><td>≈ 25</td><td>2.11</td><td>7–10</td><td>40–60</td></tr>
+<tr><td class="l"><em>paper, moderate</em></td><td>1</td><td></td><td>≈ 2</td><td>1.57</td><td>small</td><td></td></tr>
+</table>
+<p>Valid runs only. A collapse is a cwnd drop to ≤ 2 segments or by ≥ 50 % in one sample with loss evidence; penalizing = throughput deficit ≥ 30 % while cwnd is rebuilt [interpretation]; see docs/analysis.md and <a href="loss_events.csv">loss_events.csv</a>.</p>
+{{end}}
 <h2>Figures</h2>
 {{range .Figures}}<figure id="{{.Name}}">
 <h3>{{.Title}}</h3>

@@ -79,7 +79,8 @@ func TestWriteFixture(t *testing.T) {
 	}
 	h := string(html)
 	for _, w := range []string{`<table id="summary">`, "<td class=\"l\">cubic</td><td>2</td><td>4</td><td>21.29</td><td>0.846</td>",
-		"INVALID</span> emulator overloaded", "1 run(s) are INVALID", "data:image/png;base64,", "0123456789ab", "scenario.toml as run"} {
+		"INVALID</span> emulator overloaded", "1 run(s) are INVALID", "data:image/png;base64,", "0123456789ab", "scenario.toml as run",
+		"<td class=\"l\">penalizing</td><td>1</td><td>1</td><td>46.0</td><td>0.80</td>"} {
 		if !strings.Contains(h, w) {
 			t.Errorf("report.html lacks %q", w)
 		}
