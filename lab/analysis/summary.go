@@ -155,6 +155,12 @@ func Summarize(run Run, rule LossRule) RunSummary {
 		}
 		rs.Retrans += ss.Retrans
 		rs.Timeouts += ss.Timeouts
+		if math.IsNaN(ss.GoodputMbps) && len(run.Info.Stations) > 0 {
+			// A terminal of the scenario without any measurement would make the
+			// aggregate too low and Jain too high: the run is incomplete.
+			reasons = append(reasons, fmt.Sprintf("%s: no goodput (no iperf3 report, no data flow in flows.csv)", st.Name))
+			rs.Valid = false
+		}
 		if !math.IsNaN(ss.GoodputMbps) {
 			goodputs = append(goodputs, ss.GoodputMbps)
 			if st.Managed {

@@ -188,3 +188,16 @@ func TestGroupMeansAndGroupReference(t *testing.T) {
 		t.Errorf("phone Max %g, want 40 (same wired rate only)", got)
 	}
 }
+
+func TestStationWithoutMeasurementInvalidatesRun(t *testing.T) {
+	r := testRun("mode=cubic,n=2,delay=4ms,rep=1", "cubic", 1, true, 5, 5)
+	delete(r.Iperf, "sta2")
+	r.Flows = r.Flows[:1]
+	rs := Summarize(r, DefaultLossRule())
+	if rs.Valid || !strings.Contains(rs.InvalidReason, "sta2: no goodput") {
+		t.Errorf("valid %v reason %q: want invalid naming sta2", rs.Valid, rs.InvalidReason)
+	}
+	if !near(rs.Jain, 1) || !near(rs.AggregateMbps, 5) {
+		t.Errorf("jain %g aggregate %g over the measured station", rs.Jain, rs.AggregateMbps)
+	}
+}
