@@ -81,7 +81,7 @@ func metaKVs(meta map[string]any) []htmlKV {
 }
 
 func writeHTML(path string, res *results.Results, rep *Report, summaryTxt string) error {
-	page := htmlPage{Title: "coopcc lab report", Dir: res.Dir, Meta: metaKVs(res.Meta), Warnings: res.Warnings,
+	page := htmlPage{Title: "coopcc lab report", Dir: res.Dir, Meta: metaKVs(res.Meta), Warnings: rep.Warnings,
 		Scenario: res.Scenario, SummaryTxt: summaryTxt}
 	if name, ok := res.Meta["scenario"].(string); ok && name != "" {
 		page.Title += ": " + name

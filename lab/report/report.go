@@ -31,7 +31,7 @@ type Report struct {
 	Groups   []analysis.GroupSummary
 	Figures  []Figure
 	Files    []string // every file written, relative to OutDir
-	Warnings []string // the loader's warnings
+	Warnings []string // the loader's warnings (SummarizeWarnings)
 }
 
 // Analyze summarizes every run and groups the repetitions. Stations without
@@ -61,7 +61,7 @@ func Write(res *results.Results, outDir string, opt Options) (*Report, error) {
 		return nil, fmt.Errorf("create report directory: %w", err)
 	}
 	sums, groups := Analyze(res, opt.LossRule)
-	rep := &Report{OutDir: outDir, Runs: sums, Groups: groups, Warnings: res.Warnings}
+	rep := &Report{OutDir: outDir, Runs: sums, Groups: groups, Warnings: SummarizeWarnings(res.Warnings)}
 
 	m := &model{runs: res.Runs, sums: sums, groups: groups, series: map[string]int{}}
 	figs, err := m.figures()
