@@ -158,7 +158,9 @@ func Summarize(run Run, rule LossRule) RunSummary {
 		if math.IsNaN(ss.GoodputMbps) && len(run.Info.Stations) > 0 {
 			// A terminal of the scenario without any measurement would make the
 			// aggregate too low and Jain too high: the run is incomplete.
-			reasons = append(reasons, fmt.Sprintf("%s: no goodput (no iperf3 report, no data flow in flows.csv)", st.Name))
+			if info.Valid { // a failed run says why itself; do not bury that
+				reasons = append(reasons, fmt.Sprintf("%s: no goodput (no iperf3 report, no data flow in flows.csv)", st.Name))
+			}
 			rs.Valid = false
 		}
 		if !math.IsNaN(ss.GoodputMbps) {
