@@ -164,13 +164,24 @@ func (m *model) vsN(name, title, ylabel string, metric func(analysis.GroupSummar
 				return nil, err
 			}
 		}
-		p.Y.Min = 0
 		p.X.Tick.Marker = intTicks{}
 		p.X.Min, p.X.Max = p.X.Min-0.3, p.X.Max+0.3
 		if strings.Contains(name, "jain") {
-			p.Y.Max = 1.05
+			// Fairness lives near 1: start the axis a little below the data
+			// (at most 0.9, at least 0) so that 0.95 and 0.99 stay apart.
+			p.Y.Min = math.Max(0, math.Min(0.9, math.Floor(p.Y.Min*10)/10-0.1))
+			p.Y.Max = 1.02
+		} else {
+			p.Y.Min = 0
 		}
 		row = append(row, p)
+	}
+	lo, hi := math.Inf(1), math.Inf(-1) // one y range for all delays
+	for _, p := range row {
+		lo, hi = math.Min(lo, p.Y.Min), math.Max(hi, p.Y.Max)
+	}
+	for _, p := range row {
+		p.Y.Min, p.Y.Max = lo, hi
 	}
 	sharedLegend(row[0], allLabels, m.styleOf, true)
 	f.Panels = [][]*plot.Plot{row}
