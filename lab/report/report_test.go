@@ -29,7 +29,7 @@ func TestWriteFixture(t *testing.T) {
 	}
 	want := []string{"throughput_vs_n", "jain_vs_n", "throughput_vs_p95rtt", "loss_events",
 		"traces_mode_cubic_n_2_delay_4ms_rep_1", "traces_mode_coop_n_2_delay_4ms_rep_1",
-		"vehicle_mode_cubic_n_2_delay_4ms_rep_1_sta2"}
+		"vehicle_mode_cubic_n_2_delay_4ms_rep_1_sta2", "airtime"}
 	got := map[string]bool{}
 	for _, f := range rep.Figures {
 		got[f.Name] = true
