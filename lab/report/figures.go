@@ -927,7 +927,7 @@ func contains(xs []string, x string) bool {
 // dashed: the AP's share against what its ACKs need is the papers' problem.
 func (m *model) airtime(runs []int) (*figure, error) {
 	f := &figure{Name: "airtime", Title: "Airtime share per node (emulator)",
-		Height: 2.6 * vg.Inch,
+		Height:  2.6 * vg.Inch,
 		Caption: "Share of the medium's time each node spent transmitting (emu/stations.csv airtime_share), for the runs whose traces are shown. Dashed: the equal share 1/(N+1) of N terminals and the AP.",
 		Header:  []string{"run", "node", "airtime_share", "airtime_s", "attempts", "collisions", "retries", "drops"}}
 	maxNodes := 0
