@@ -84,6 +84,14 @@ func availableCC(t *testing.T) string {
 	return string(b)
 }
 
+func ccNames(list string) map[string]bool {
+	m := map[string]bool{}
+	for _, f := range strings.Fields(list) {
+		m[f] = true
+	}
+	return m
+}
+
 func waitGone(t *testing.T, ids ObjectIDs) {
 	t.Helper()
 	if len(ids.Programs) == 0 || len(ids.Maps) == 0 {
@@ -100,18 +108,27 @@ func waitGone(t *testing.T, ids ObjectIDs) {
 
 func TestOpenErrorsLeaveNothing(t *testing.T) {
 	nettest.RequireRoot(t)
-	before := availableCC(t)
+	before := ccNames(availableCC(t))
 	if _, err := Open(Options{Backend: "magic"}); err == nil || !strings.Contains(err.Error(), "backend") {
 		t.Errorf("bad backend: err = %v", err)
 	}
-	if _, err := Open(Options{Netns: "coopcc-no-such-ns"}); err == nil || !strings.Contains(err.Error(), "coopcc-no-such-ns") {
+	// Fails after the CC was registered: the undo path must unregister it.
+	name := fmt.Sprintf("coopcc_t%07x", os.Getpid()&0xfffffff)
+	if _, err := Open(Options{Netns: "coopcc-no-such-ns", CCName: name}); err == nil || !strings.Contains(err.Error(), "coopcc-no-such-ns") {
 		t.Errorf("missing netns: err = %v", err)
+	}
+	if ccNames(availableCC(t))[name] {
+		t.Errorf("%s left registered by a failed Open", name)
 	}
 	if _, err := Open(Options{Lease: -time.Second}); err == nil {
 		t.Error("negative lease accepted")
 	}
-	if after := availableCC(t); after != before {
-		t.Errorf("congestion controls changed by failed Opens: %q -> %q", before, after)
+	// Other packages' tests may register coopcc_ names meanwhile: only
+	// non-coopcc changes or leftovers of ours would show here.
+	for name := range ccNames(availableCC(t)) {
+		if !before[name] && !strings.HasPrefix(name, "coopcc_") {
+			t.Errorf("congestion control %s appeared after failed Opens", name)
+		}
 	}
 }
 
@@ -382,6 +399,24 @@ func TestFailOpenAfterSIGKILL(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	_ = run.Cmd.Process.Kill()
+
+	// The dead instance's CC is still the namespace default (unregistered);
+	// the next instance restores the caller's default on Close.
+	dead, _ := readDefaultCC(n.cli.Name)
+	if !strings.HasPrefix(dead, "coopcc_") {
+		t.Fatalf("namespace default after SIGKILL %q", dead)
+	}
+	dp, err := Open(Options{Netns: n.cli.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dp.Close(); err != nil {
+		t.Fatal(err)
+	}
+	own, _ := readDefaultCC("")
+	if cur, _ := readDefaultCC(n.cli.Name); cur != own {
+		t.Errorf("after recovering from a crashed instance the default is %q, want the caller's %q", cur, own)
+	}
 }
 
 // A connection opened before Open is switched (BPF TCP iterator) and

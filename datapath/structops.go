@@ -100,6 +100,22 @@ func openStructOps(opts Options) (d *Datapath, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if ok, err := ccRegistered(old); err != nil {
+		return nil, err
+	} else if !ok {
+		// A previous instance died (SIGKILL) and left its unregistered CC as
+		// the namespace default; the value before it is lost. Restore the
+		// caller's namespace default instead (usually the host's, which a
+		// new namespace inherits), or reno, which is always built in.
+		old = "reno"
+		if opts.Netns != "" {
+			if own, err := readDefaultCC(""); err == nil {
+				if ok, _ := ccRegistered(own); ok {
+					old = own
+				}
+			}
+		}
+	}
 	if err := writeDefaultCC(opts.Netns, name); err != nil {
 		return nil, err
 	}
