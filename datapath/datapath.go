@@ -105,33 +105,27 @@ func Open(opts Options) (*Datapath, error) {
 	if unix.Geteuid() != 0 {
 		return nil, errors.New("loading BPF programs needs root (or CAP_BPF+CAP_NET_ADMIN): run coopcc as root")
 	}
-	caps := Probe()
-	backend := opts.Backend
-	switch backend {
-	case BackendAuto:
-		backend = caps.Backend
-		if backend == BackendNone {
-			return nil, fmt.Errorf("no datapath backend available on this kernel: %s", caps.missingText())
-		}
-	case BackendStructOps:
-		if !caps.StructOps {
-			return nil, fmt.Errorf("struct_ops backend unavailable: %s", caps.missingText())
-		}
-	case BackendSockops:
-		if !caps.Sockops {
-			return nil, fmt.Errorf("sockops backend unavailable: %s", caps.missingText())
-		}
-	default:
-		return nil, fmt.Errorf("backend %q: must be auto, struct_ops or sockops", opts.Backend)
-	}
 	var (
 		d   *Datapath
 		err error
 	)
-	if backend == BackendStructOps {
+	switch opts.Backend {
+	case BackendAuto:
 		d, err = openStructOps(opts)
-	} else {
+		var unsup *unsupportedError
+		if errors.As(err, &unsup) {
+			// Kernel without struct_ops or the CUBIC kfuncs: fall back.
+			d, err = openSockops(opts)
+			if err != nil {
+				return nil, fmt.Errorf("no datapath backend works on this kernel: struct_ops: %v; sockops: %w", unsup, err)
+			}
+		}
+	case BackendStructOps:
+		d, err = openStructOps(opts)
+	case BackendSockops:
 		d, err = openSockops(opts)
+	default:
+		return nil, fmt.Errorf("backend %q: must be auto, struct_ops or sockops", opts.Backend)
 	}
 	if err != nil {
 		return nil, err
@@ -143,6 +137,13 @@ func Open(opts Options) (*Datapath, error) {
 	}
 	return d, nil
 }
+
+// unsupportedError marks a backend the kernel cannot load (Open with
+// "auto" then tries the next one).
+type unsupportedError struct{ err error }
+
+func (e *unsupportedError) Error() string { return e.err.Error() }
+func (e *unsupportedError) Unwrap() error { return e.err }
 
 // Backend returns the backend in use ("struct_ops" or "sockops").
 func (d *Datapath) Backend() string { return d.backend }
