@@ -255,8 +255,9 @@ func TestTwoInstancesUpperBound(t *testing.T) {
 	}
 }
 
-// A lower bound holds across an induced loss burst: ssthresh never goes
-// below it, and cwnd is never below it outside fast recovery/CWR (where the
+// A lower bound holds across an induced loss burst and a blackout (RTO):
+// ssthresh never goes below it, and cwnd is never below it outside fast
+// recovery/CWR (where the
 // kernel's PRR sets cwnd after the last CC callback, see docs/datapath.md).
 func TestLowerBoundAcrossLossBurst(t *testing.T) {
 	const lo = 20
@@ -278,6 +279,12 @@ func TestLowerBoundAcrossLossBurst(t *testing.T) {
 	n.setQueue(t, 1) // the loss burst
 	time.Sleep(300 * time.Millisecond)
 	n.setQueue(t, 100)
+	time.Sleep(700 * time.Millisecond)
+	// A blackout long enough for a retransmission timeout (Loss state):
+	// the kernel sets cwnd = in_flight + 1, set_state(Loss) raises it to lo.
+	n.rtr.Exec(t, "ip", "link", "set", "dev", n.rtrDev, "down")
+	time.Sleep(800 * time.Millisecond)
+	n.rtr.Exec(t, "ip", "link", "set", "dev", n.rtrDev, "up")
 	out, err := run.Wait()
 	close(stop)
 	s := <-samples
@@ -285,8 +292,11 @@ func TestLowerBoundAcrossLossBurst(t *testing.T) {
 		t.Fatalf("iperf3: %v\n%s", err, out)
 	}
 	var retrans uint32
-	var inRecovery, belowInRecovery int
+	var inRecovery, belowInRecovery, inLoss int
 	for _, x := range s {
+		if x.caState == 4 {
+			inLoss++
+		}
 		retrans = max(retrans, x.totalRetrans)
 		if x.ssthresh < lo {
 			t.Errorf("ssthresh %d below the lower bound %d (state %d)", x.ssthresh, lo, x.caState)
@@ -302,7 +312,7 @@ func TestLowerBoundAcrossLossBurst(t *testing.T) {
 			t.Errorf("cwnd %d below the lower bound %d in CA state %d", x.cwnd, lo, x.caState)
 		}
 	}
-	t.Logf("%d samples, %d retransmissions, %d in recovery/CWR of which %d had cwnd < lo (PRR)", len(s), retrans, inRecovery, belowInRecovery)
+	t.Logf("%d samples, %d retransmissions, %d in recovery/CWR of which %d had cwnd < lo (PRR), %d in Loss (RTO)", len(s), retrans, inRecovery, belowInRecovery, inLoss)
 	if retrans == 0 {
 		t.Fatal("the loss burst caused no retransmission: test did not exercise loss")
 	}
