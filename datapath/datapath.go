@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"sync"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -74,9 +75,11 @@ type Options struct {
 // destination.
 type Counters struct{ LoApplied, HiApplied uint64 }
 
-// Datapath is one loaded instance. Its methods are safe for use by one
-// goroutine at a time.
+// Datapath is one loaded instance. Its methods may be called from several
+// goroutines at once.
 type Datapath struct {
+	mu sync.RWMutex // guards closed against Close
+
 	backend  string
 	ccName   string
 	lease    time.Duration
@@ -183,6 +186,8 @@ func (d *Datapath) Set(dst netip.Addr, b Bounds) error {
 	if err := b.Validate(); err != nil {
 		return err
 	}
+	d.mu.RLock()
+	defer d.mu.RUnlock()
 	if d.closed {
 		return errors.New("set bounds: datapath is closed")
 	}
@@ -197,6 +202,8 @@ func (d *Datapath) Set(dst netip.Addr, b Bounds) error {
 // Delete removes the bounds of a destination (the zero Addr: the default).
 // Deleting an absent entry is not an error.
 func (d *Datapath) Delete(dst netip.Addr) error {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
 	if d.closed {
 		return errors.New("delete bounds: datapath is closed")
 	}
@@ -218,6 +225,8 @@ func monotonicNow() (uint64, error) {
 
 // Heartbeat refreshes the lease: bounds stay in force for Lease from now.
 func (d *Datapath) Heartbeat() error {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
 	if d.closed {
 		return errors.New("heartbeat: datapath is closed")
 	}
@@ -240,6 +249,8 @@ func (d *Datapath) writeConfig(heartbeat uint64) error {
 // (summed over CPUs). The zero Addr never appears: counters are kept per
 // real destination.
 func (d *Datapath) Counters() (map[netip.Addr]Counters, error) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
 	if d.closed {
 		return nil, errors.New("counters: datapath is closed")
 	}
@@ -267,6 +278,8 @@ func (d *Datapath) Counters() (map[netip.Addr]Counters, error) {
 // congestion control, switches connections back and unloads every BPF
 // object. It is safe to call twice.
 func (d *Datapath) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if d.closed {
 		return nil
 	}
@@ -331,4 +344,10 @@ func (ids ObjectIDs) Gone() bool {
 		}
 	}
 	return true
+}
+
+func (d *Datapath) isClosed() bool {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.closed
 }
