@@ -211,8 +211,9 @@ func (n *Node) send(leaving bool) {
 		return
 	}
 	if err := n.cfg.Transport.Send(msg); err != nil {
-		n.sendErrs.Add(1)
-		n.log.Warn("peer: send failed", "transport", n.cfg.Transport.String(), "err", err)
+		if n.sendErrs.Add(1)%100 == 1 { // the first failure, then every 100th (30 s at 0.3 s)
+			n.log.Warn("peer: send failed", "transport", n.cfg.Transport.String(), "err", err, "failures", n.sendErrs.Load())
+		}
 		return
 	}
 	n.sent.Add(1)
