@@ -53,9 +53,9 @@ type APConfig struct {
 	QueueFrames int    `toml:"queue_frames"` // total frames (default 1000)
 	// Channel access in "priority" mode (defaults AIFSN 2, CWmin 3, CWmax 7:
 	// 802.11e AC_VO's contention window).
-	AIFSN int `toml:"aifsn"`
-	CWMin int `toml:"cwmin"`
-	CWMax int `toml:"cwmax"`
+	AIFSN int    `toml:"aifsn"`
+	CWMin int    `toml:"cwmin"`
+	CWMax int    `toml:"cwmax"`
 	MAC   string `toml:"mac"` // BSSID; informational
 }
 
@@ -74,7 +74,7 @@ type Endpoint struct {
 
 // Station is one terminal.
 type Station struct {
-	Name     string `toml:"name"`
+	Name string `toml:"name"`
 	Endpoint
 	RateMbps     float64 `toml:"rate_mbps"`      // PHY rate (0 = preset's)
 	FER          float64 `toml:"fer"`            // frame error rate per attempt, both directions

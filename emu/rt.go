@@ -238,7 +238,6 @@ func (h *Histogram) Quantile(q float64) float64 {
 	return float64(len(h.buckets))
 }
 
-
 // adaptSpin is the 99th percentile of the sleep overshoots + 10 µs.
 func adaptSpin(over []des.Time) des.Time {
 	s := append([]des.Time(nil), over...)
