@@ -48,6 +48,19 @@ type RealTime struct {
 	// SpinNow is the current adaptive spin (read after Run).
 	SpinNow time.Duration
 
+	// Writes: frames for the TAPs are written between events, when the next
+	// event is far enough away (a TAP write runs the receiving namespace's
+	// stack in this thread and takes tens of µs), or when the oldest has
+	// waited MaxWriteDelay.
+	MaxWriteDelay time.Duration // default 300 µs
+	pending       []pendingWrite
+	writeCost     des.Time // EWMA of one write
+	WriteErrors   uint64
+
+	// LateBy counts events more than 100 µs late by what the loop did just
+	// before: 0 handling events, 1 writing, 2 sleeping, 3 spinning, 4 reading.
+	LateBy [5]uint64
+
 	stop   atomic.Bool
 	stopFd int
 	buf    []byte
@@ -60,6 +73,47 @@ func NewRealTime(sim *des.Sim, sources []Source) (*RealTime, error) {
 		return nil, fmt.Errorf("eventfd: %w", err)
 	}
 	return &RealTime{Sim: sim, Sources: sources, Spin: 40 * time.Microsecond, MaxSpin: 150 * time.Microsecond, stopFd: fd, buf: make([]byte, 65536)}, nil
+}
+
+type pendingWrite struct {
+	fd int
+	b  []byte
+	at des.Time
+}
+
+// DeferredPort is a Port whose writes the real-time loop performs between events.
+type DeferredPort struct {
+	RT *RealTime
+	FD int
+}
+
+// WriteFrame queues b for writing to the fd.
+func (p DeferredPort) WriteFrame(b []byte) error {
+	p.RT.pending = append(p.RT.pending, pendingWrite{p.FD, b, p.RT.now()})
+	return nil
+}
+
+// flush writes pending frames while the next event is more than twice the
+// typical write cost away, or the oldest frame is overdue.
+func (rt *RealTime) flush(maxDelay des.Time) {
+	i := 0
+	for ; i < len(rt.pending); i++ {
+		now := rt.now()
+		if next, ok := rt.Sim.Next(); ok && next-now < 2*rt.writeCost+10*des.Microsecond && now-rt.pending[i].at < maxDelay {
+			break
+		}
+		w := rt.pending[i]
+		if _, err := unix.Write(w.fd, w.b); err != nil {
+			rt.WriteErrors++
+		}
+		cost := rt.now() - now
+		rt.writeCost += (cost - rt.writeCost) / 8
+		rt.pending[i] = pendingWrite{}
+	}
+	if i > 0 {
+		n := copy(rt.pending, rt.pending[i:])
+		rt.pending = rt.pending[:n]
+	}
 }
 
 // Stop makes Run return; safe from any goroutine.
@@ -98,9 +152,14 @@ func (rt *RealTime) Run(end des.Time) error {
 		pfds = append(pfds, unix.PollFd{Fd: int32(s.FD), Events: unix.POLLIN})
 	}
 	spin := des.Time(rt.Spin)
+	maxDelay := des.Time(rt.MaxWriteDelay)
+	if maxDelay <= 0 {
+		maxDelay = 300 * des.Microsecond
+	}
 	minSpin, maxSpin := spin, max(des.Time(rt.MaxSpin), spin)
 	var over [128]des.Time
 	nover := 0
+	phase := 0
 	for !rt.stop.Load() {
 		// Handle everything that is due.
 		now := rt.now()
@@ -112,12 +171,24 @@ func (rt *RealTime) Run(end des.Time) error {
 			if end > 0 && next > end {
 				return nil
 			}
+			if now-next > 100*des.Microsecond {
+				rt.LateBy[phase]++
+			}
 			rt.Hist.Add(now - next)
 			rt.Sim.Step()
+			phase = 0
 			now = rt.now()
 		}
 		if end > 0 && now > end {
 			return nil
+		}
+		if len(rt.pending) > 0 {
+			phase = 1
+			rt.flush(maxDelay)
+			now = rt.now()
+			if n, ok := rt.Sim.Next(); ok && n <= now {
+				continue
+			}
 		}
 		next, ok := rt.Sim.Next()
 		wait := des.Time(-1)
@@ -125,6 +196,7 @@ func (rt *RealTime) Run(end des.Time) error {
 			wait = next - now
 		}
 		if ok && wait <= spin {
+			phase = 3
 			for rt.now() < next {
 			}
 			continue
@@ -134,10 +206,18 @@ func (rt *RealTime) Run(end des.Time) error {
 			t := unix.NsecToTimespec(wait - spin)
 			ts = &t
 		}
+		if len(rt.pending) > 0 { // come back for the overdue writes
+			d := max(rt.pending[0].at+maxDelay-now, 0)
+			if ts == nil || unix.TimespecToNsec(*ts) > d {
+				t := unix.NsecToTimespec(d)
+				ts = &t
+			}
+		}
 		for i := range pfds {
 			pfds[i].Revents = 0
 		}
 		t0 := rt.now()
+		phase = 2
 		n, err := unix.Ppoll(pfds, ts, nil)
 		if n == 0 && ts != nil {
 			over[nover] = rt.now() - t0 - (wait - spin)
@@ -155,6 +235,7 @@ func (rt *RealTime) Run(end des.Time) error {
 		}
 		for i, s := range rt.Sources {
 			if pfds[i+1].Revents&(unix.POLLIN|unix.POLLERR|unix.POLLHUP) != 0 {
+				phase = 4
 				if err := rt.drain(s); err != nil {
 					return err
 				}

@@ -49,7 +49,15 @@ func Run(ctx context.Context, cfg Config, outDir string, ready io.Writer) (Repor
 		return Report{}, fmt.Errorf("server: %w", err)
 	}
 	sim := des.New()
-	e, err := NewEngine(cfg, sim, ports, srv)
+	rt, err := NewRealTime(sim, nil)
+	if err != nil {
+		return Report{}, err
+	}
+	defer rt.Close()
+	for i, t := range staTaps {
+		ports[i] = DeferredPort{RT: rt, FD: t.FD}
+	}
+	e, err := NewEngine(cfg, sim, ports, DeferredPort{RT: rt, FD: srv.FD})
 	if err != nil {
 		return Report{}, err
 	}
@@ -59,11 +67,7 @@ func Run(ctx context.Context, cfg Config, outDir string, ready io.Writer) (Repor
 		sources = append(sources, Source{FD: t.FD, Handle: func(b []byte) { e.FromStation(i, b) }})
 	}
 	sources = append(sources, Source{FD: srv.FD, Handle: e.FromServer})
-	rt, err := NewRealTime(sim, sources)
-	if err != nil {
-		return Report{}, err
-	}
-	defer rt.Close()
+	rt.Sources = sources
 	rt.Priority = max(cfg.RTPriority, 0)
 	// Frames the namespaces queued before the loop starts are stale setup
 	// traffic and count against nobody: note the counters now.
@@ -94,8 +98,9 @@ func Run(ctx context.Context, cfg Config, outDir string, ready io.Writer) (Repor
 		}
 	}
 	overload -= min(overload, base)
-	overload += e.WriteErrors
+	overload += e.WriteErrors + rt.WriteErrors
 	rep := NewReport(e, &rt.Hist, overload, dur)
+	rep.LateBy = map[string]uint64{"handling": rt.LateBy[0], "writing": rt.LateBy[1], "sleeping": rt.LateBy[2], "spinning": rt.LateBy[3], "reading": rt.LateBy[4]}
 	if runErr != nil {
 		rep.Valid, rep.Reason = false, runErr.Error()
 	}

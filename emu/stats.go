@@ -28,6 +28,8 @@ type Report struct {
 	WireDownDrops uint64             `json:"wire_down_drops"`
 	UnknownDrops  uint64             `json:"unknown_dst_drops"`
 	BusyFraction  float64            `json:"medium_busy_fraction"`
+	// LateBy: events more than 100 µs late, by what the loop was doing before.
+	LateBy map[string]uint64 `json:"late_by,omitempty"`
 }
 
 // NewReport judges a run: invalid when p99 lateness exceeds the threshold or
