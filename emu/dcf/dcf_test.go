@@ -73,3 +73,51 @@ func TestAggregationAndBroadcast(t *testing.T) {
 		t.Fatalf("lossy link: %+v", bad.Stats)
 	}
 }
+
+func TestAPPriorityAndRoundRobin(t *testing.T) {
+	g, _ := phy.Lookup("g")
+	share := func(apAcc Access) float64 {
+		sim := des.New()
+		m := NewMedium(sim, g, rand.New(rand.NewPCG(3, 4)))
+		ap := &Node{Name: "ap", IsAP: true, Associated: true, Access: apAcc, Q: &Saturated{MSDU: 52, To: 1}}
+		m.AddNode(ap)
+		var stas []*Node
+		for i := 0; i < 5; i++ {
+			s := &Node{Associated: true, Access: DefaultAccess(g)}
+			s.Q = &Saturated{MSDU: 1500, To: 0}
+			m.AddNode(s)
+			stas = append(stas, s)
+		}
+		sim.RunUntil(5 * des.Second)
+		var all uint64
+		for _, n := range m.Nodes {
+			all += n.Stats.TxFrames
+		}
+		return float64(ap.Stats.TxFrames) / float64(all)
+	}
+	dcf := share(DefaultAccess(g))
+	prio := share(Access{AIFSN: 2, CWMin: 3, CWMax: 7, RetryLimit: 7})
+	if dcf < 0.13 || dcf > 0.21 {
+		t.Fatalf("plain DCF AP share %.3f, want about 1/6", dcf)
+	}
+	if prio < 2*dcf {
+		t.Fatalf("AP with CW 3..7 got %.3f of the transmissions, plain DCF %.3f", prio, dcf)
+	}
+
+	q := NewRoundRobin(100)
+	for i := 0; i < 10; i++ {
+		q.Push(&Frame{MSDU: 1, To: 1})
+	}
+	q.Push(&Frame{MSDU: 1, To: 2})
+	one := func(*Frame) int { return 1 }
+	if a, b := q.PopBatch(1, 10, one), q.PopBatch(1, 10, one); a[0].To != 1 || b[0].To != 2 {
+		t.Fatalf("round robin served %d then %d", a[0].To, b[0].To)
+	}
+	if q.Len() != 9 || len(q.Purge(1)) != 9 || q.Len() != 0 {
+		t.Fatalf("purge left %d", q.Len())
+	}
+	f := NewFIFO(2)
+	if !f.Push(&Frame{}) || !f.Push(&Frame{}) || f.Push(&Frame{}) {
+		t.Fatal("FIFO limit 2 not enforced")
+	}
+}
