@@ -51,7 +51,7 @@ func Validate(o ValidateOptions) ([]ValidationRow, error) {
 	if p.AMPDU {
 		mpdu := p.MPDUBytes(o.Frame)
 		frames = p.AMPDUMaxFrames
-		for frames > 1 && phy.AMPDUBytes(repeat(mpdu, frames)...) > p.AMPDUMaxBytes {
+		for frames > 1 && phy.AMPDUBytes(repeat(mpdu, frames)...) > p.MaxAMPDUBytes(0) {
 			frames--
 		}
 	}

@@ -201,17 +201,7 @@ func (m *Medium) link(from *Node, to int) (float64, float64) {
 
 func (m *Medium) mpdu(f *Frame) int { return m.PHY.MPDUBytes(f.MSDU) }
 
-// maxBytes bounds an A-MPDU by the preset's byte limit and its PPDU time limit at rate.
-func (m *Medium) maxBytes(rate float64) int {
-	b := m.PHY.AMPDUMaxBytes
-	if m.PHY.MaxPPDU > 0 {
-		byTime := int(float64(m.PHY.MaxPPDU-m.PHY.Preamble) / 1000 * rate / 8)
-		if byTime < b {
-			b = byTime
-		}
-	}
-	return b
-}
+func (m *Medium) maxBytes(rate float64) int { return m.PHY.MaxAMPDUBytes(rate) }
 
 func (m *Medium) startTx() {
 	now := m.Sim.Now()

@@ -121,3 +121,22 @@ func TestAPPriorityAndRoundRobin(t *testing.T) {
 		t.Fatal("FIFO limit 2 not enforced")
 	}
 }
+
+func TestFIFOAggregationGathersReceiver(t *testing.T) {
+	q := NewFIFO(0)
+	for i, to := range []int{1, 2, 1, 3, 1, 2} {
+		q.Push(&Frame{MSDU: 100 + i, To: to})
+	}
+	one := func(*Frame) int { return 1 }
+	got := q.PopBatch(2, 100, one)
+	if len(got) != 2 || got[0].MSDU != 100 || got[1].MSDU != 102 {
+		t.Fatalf("first aggregate %v", got)
+	}
+	rest := q.PopBatch(64, 100, one) // head is now the frame to 2: takes both frames to 2
+	if len(rest) != 2 || rest[0].MSDU != 101 || rest[1].MSDU != 105 || q.Len() != 2 {
+		t.Fatalf("second aggregate %v, left %d", rest, q.Len())
+	}
+	if f := q.PopBatch(1, 100, one); f[0].MSDU != 103 || q.PopBatch(1, 100, one)[0].MSDU != 104 || q.Len() != 0 || q.Bytes() != 0 {
+		t.Fatalf("order of the rest broken")
+	}
+}

@@ -45,6 +45,10 @@ func (q *FIFO) Push(f *Frame) bool {
 	return true
 }
 
+// PopBatch takes the head frame and, for an aggregate, the following frames
+// to the same receiver from anywhere in the queue, in order (as a driver's
+// per-station queues would let it), up to the limits. Frames to other
+// receivers keep their order.
 func (q *FIFO) PopBatch(maxFrames, maxBytes int, mpdu func(*Frame) int) []*Frame {
 	if q.Len() == 0 {
 		return nil
@@ -52,18 +56,27 @@ func (q *FIFO) PopBatch(maxFrames, maxBytes int, mpdu func(*Frame) int) []*Frame
 	first := q.buf[q.head]
 	out := []*Frame{first}
 	q.pop()
-	if first.To == Broadcast {
+	if first.To == Broadcast || maxFrames <= 1 {
 		return out
 	}
 	bytes := mpdu(first)
-	for len(out) < maxFrames && q.Len() > 0 {
-		f := q.buf[q.head]
-		if f.To != first.To || bytes+mpdu(f) > maxBytes {
-			break
+	keep := q.head
+	i := q.head
+	for ; i < len(q.buf) && len(out) < maxFrames; i++ {
+		f := q.buf[i]
+		if f.To == first.To && bytes+mpdu(f) <= maxBytes {
+			bytes += mpdu(f)
+			q.bytes -= f.MSDU
+			out = append(out, f)
+			continue
 		}
-		bytes += mpdu(f)
-		out = append(out, f)
-		q.pop()
+		q.buf[keep] = f
+		keep++
+	}
+	if len(out) > 1 {
+		n := copy(q.buf[keep:], q.buf[i:])
+		clear(q.buf[keep+n:])
+		q.buf = q.buf[:keep+n]
 	}
 	return out
 }

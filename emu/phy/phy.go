@@ -189,6 +189,21 @@ func AMPDUBytes(mpdus ...int) int {
 	return n
 }
 
+// MaxAMPDUBytes bounds an A-MPDU at rateMbps by the byte limit and by
+// aPPDUMaxTime (whichever is smaller).
+func (p Preset) MaxAMPDUBytes(rateMbps float64) int {
+	if rateMbps <= 0 {
+		rateMbps = p.DataRateMbps
+	}
+	b := p.AMPDUMaxBytes
+	if p.MaxPPDU > 0 {
+		if byTime := int(float64(p.MaxPPDU-p.Preamble) / 1000 * rateMbps / 8); byTime < b {
+			b = byTime
+		}
+	}
+	return b
+}
+
 // AckTime is the duration of the acknowledgement: an ACK, or a compressed
 // BlockAck when the preset aggregates.
 func (p Preset) AckTime() des.Time {
