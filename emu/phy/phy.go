@@ -24,7 +24,7 @@ const (
 	OFDM
 )
 
-// Frame sizes in bytes (IEEE 802.11-2016 §9.3).
+// Frame sizes in bytes (IEEE 802.11-2016 frame formats).
 const (
 	LLCSNAP       = 8  // RFC 1042 encapsulation of an Ethernet payload
 	FCS           = 4  // frame check sequence
@@ -50,7 +50,7 @@ type Preset struct {
 	Preamble       des.Time // PLCP preamble + header of a data PPDU
 	LegacyPreamble des.Time // preamble + header of a control (ACK/BA) or broadcast PPDU
 	Symbol         des.Time // data symbol duration (OFDM)
-	ShortGI        bool     // data symbols are 3.6 µs; TXTIME rounds up to 4 µs (802.11-2016 eq. 19-135)
+	ShortGI        bool     // data symbols are 3.6 µs; TXTIME rounds their total up to whole 4 µs
 	SignalExt      des.Time // ERP/HT at 2.4 GHz: 6 µs signal extension after every OFDM PPDU
 	RxStartDelay   des.Time // aPHY-RX-START-Delay, for the ACK timeout
 	MACHeader      int      // data MPDU header bytes (24; 26 with QoS control)
@@ -66,7 +66,7 @@ const us = des.Microsecond
 // Presets returns the built-in presets by name: b, g, n, ac.
 func Presets() map[string]Preset {
 	return map[string]Preset{
-		// 802.11b HR/DSSS, long preamble: slot 20, SIFS 10, CW 31..1023 (802.11-2016 Table 16-5);
+		// 802.11b HR/DSSS, long preamble: slot 20, SIFS 10, CW 31..1023 (802.11-2016 clause 16);
 		// PLCP 144 µs preamble + 48 µs header at 1 Mbps; ACK at 2 Mbps, broadcast at 1 Mbps.
 		"b": {Name: "b", Description: "802.11b 11 Mbps, long preamble", Kind: DSSS,
 			Slot: 20 * us, SIFS: 10 * us, CWMin: 31, CWMax: 1023, RetryLimit: 7,
@@ -74,7 +74,7 @@ func Presets() map[string]Preset {
 			Preamble: 192 * us, LegacyPreamble: 192 * us, RxStartDelay: 192 * us, MACHeader: 24},
 		// 802.11g ERP-OFDM (DESIGN §4): slot 9 (short slot), SIFS 10, DIFS 28, CW 15..1023,
 		// 20 µs preamble+SIGNAL, 4 µs symbols, 6 µs signal extension, 54 data / 24 control.
-		// aPHY-RX-START-Delay 25 µs (Table 17-21) for the ACK timeout.
+		// aPHY-RX-START-Delay 25 µs (OFDM PHY characteristics, clause 17) for the ACK timeout.
 		"g": {Name: "g", Description: "802.11g ERP-OFDM 54 Mbps, short slot", Kind: OFDM,
 			Slot: 9 * us, SIFS: 10 * us, CWMin: 15, CWMax: 1023, RetryLimit: 7,
 			DataRateMbps: 54, ControlRateMbps: 24, BroadcastRateMbps: 6,
@@ -122,7 +122,7 @@ func (p Preset) DIFS() des.Time { return p.AIFS(2) }
 // AIFS is SIFS + aifsn slots (802.11e); AIFS(2) = DIFS.
 func (p Preset) AIFS(aifsn int) des.Time { return p.SIFS + des.Time(aifsn)*p.Slot }
 
-// ACKTimeout is SIFS + slot + aPHY-RX-START-Delay (802.11-2016 §10.3.2.9).
+// ACKTimeout is SIFS + slot + aPHY-RX-START-Delay (802.11-2016, ACK procedure).
 func (p Preset) ACKTimeout() des.Time { return p.SIFS + p.Slot + p.RxStartDelay }
 
 // MPDUBytes is the over-the-air size of a data MPDU carrying an MSDU (an IP
