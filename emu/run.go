@@ -13,6 +13,11 @@ import (
 // Run creates the TAPs the config names, prints "ready" to ready, forwards
 // frames in real time until ctx is cancelled, removes the TAPs and writes
 // the statistics into outDir. The report is returned too.
+//
+// With cfg.RTPriority > 0 every thread of the calling process runs
+// SCHED_FIFO while Run runs, and threads and children it creates inherit
+// that: run it in a process of its own (`coopcc emu run`), not inside one
+// that starts other programs meanwhile.
 func Run(ctx context.Context, cfg Config, outDir string, ready io.Writer) (Report, error) {
 	if err := cfg.Normalize(); err != nil {
 		return Report{}, err

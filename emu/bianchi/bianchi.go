@@ -100,13 +100,16 @@ func Saturation(p phy.Preset, n, msdu, frames int) (Result, error) {
 }
 
 // TCPUploadCeiling predicts the aggregate TCP goodput (payload bits/s) of
-// nSTA stations uploading through the AP with delayed ACKs: every
-// ackEvery data segments (mss payload bytes, headerBytes of IP+TCP headers)
-// the AP sends one ACK packet (headerBytes). **[interpretation]** The model
-// treats the nSTA stations and the AP as nSTA+1 saturated contenders
-// (Bianchi's τ, p, idle and collision statistics for n = nSTA+1), with the
-// successes split ackEvery:1 between data and ACK frames — exact when the AP
-// wins its 1/(n) share and needs it (nSTA = ackEvery), an upper bound otherwise.
+// nSTA stations uploading through the AP with delayed ACKs: every ackEvery
+// data segments (mss payload bytes, headerBytes of IP+TCP headers) the
+// receiver sends one ACK packet (headerBytes), which the AP transmits.
+// **[interpretation]** The model treats the nSTA stations and the AP as
+// nSTA+1 saturated contenders (Bianchi's τ, p, idle and collision statistics
+// for n = nSTA+1). DCF gives every contender the same share of successes, so
+// the AP sends one frame per max(ackEvery, nSTA) data frames: exactly what
+// delayed ACKs need when nSTA <= ackEvery; for more stations the AP's queue
+// fills and the ACKs that get through are cumulative (thinned), so the data
+// frames' share grows to nSTA/(nSTA+1).
 func TCPUploadCeiling(p phy.Preset, nSTA, mss, headerBytes, ackEvery int) (float64, error) {
 	if nSTA < 1 || mss < 1 || ackEvery < 1 {
 		return 0, fmt.Errorf("bianchi: need stations, mss and ackEvery >= 1")
@@ -115,7 +118,7 @@ func TCPUploadCeiling(p phy.Preset, nSTA, mss, headerBytes, ackEvery int) (float
 	tsData, tcData := Times(p, mss+headerBytes, 1)
 	tsAck, _ := Times(p, headerBytes, 1)
 	r := Throughput(n, p.CWMin+1, Stages(p.CWMin, p.CWMax), float64(p.Slot)/1e9, tsData, tcData, 0)
-	k := float64(ackEvery)
+	k := float64(max(ackEvery, nSTA))
 	ts := (k*tsData + tsAck) / (k + 1)
 	slot := (1-r.Ptr)*float64(p.Slot)/1e9 + r.Ptr*r.Ps*ts + r.Ptr*(1-r.Ps)*tcData
 	perSuccess := slot / (r.Ptr * r.Ps)

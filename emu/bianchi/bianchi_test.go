@@ -45,4 +45,8 @@ func TestDesignSanityNumbers(t *testing.T) {
 		t.Fatalf("TCP ceiling %.2f Mbps, DESIGN says about 24", c/1e6)
 	}
 	t.Logf("TCP upload ceiling, 2 stations: %.2f Mbps", c/1e6)
+	// DESIGN §6: about 24 Mbps for 10 terminals on 802.11g.
+	if c10, _ := TCPUploadCeiling(g, 10, 1448, 52, 2); c10 < 22.5e6 || c10 > 25.5e6 {
+		t.Fatalf("TCP ceiling for 10 stations %.2f Mbps, DESIGN says about 24", c10/1e6)
+	}
 }
