@@ -55,7 +55,8 @@ type RealTime struct {
 	MaxWriteDelay time.Duration // default 300 µs
 	pending       []pendingWrite
 	writeCost     des.Time // EWMA of one write
-	WriteErrors   uint64
+	WriteErrors   uint64   // writes refused for lack of room (overload)
+	DownDrops     uint64   // writes to an interface that is down
 
 	// LateBy counts events more than 100 µs late by what the loop did just
 	// before: 0 handling events, 1 writing, 2 sleeping, 3 spinning, 4 reading.
@@ -104,7 +105,11 @@ func (rt *RealTime) flush(maxDelay des.Time) {
 		}
 		w := rt.pending[i]
 		if _, err := unix.Write(w.fd, w.b); err != nil {
-			rt.WriteErrors++
+			if errors.Is(err, unix.EIO) {
+				rt.DownDrops++ // the interface is down: not the emulator's overload
+			} else {
+				rt.WriteErrors++
+			}
 		}
 		cost := rt.now() - now
 		rt.writeCost += (cost - rt.writeCost) / 8

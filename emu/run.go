@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"time"
 
 	"github.com/coopcc/coopcc/emu/des"
 )
@@ -74,6 +75,10 @@ func Run(ctx context.Context, cfg Config, outDir string, ready io.Writer) (Repor
 	sources = append(sources, Source{FD: srv.FD, Handle: e.FromServer})
 	rt.Sources = sources
 	rt.Priority = max(cfg.RTPriority, 0)
+	rt.MaxSpin = time.Duration(cfg.SpinMaxUs * float64(time.Microsecond))
+	if rt.MaxSpin < rt.Spin {
+		rt.Spin = rt.MaxSpin
+	}
 	// Frames the namespaces queued before the loop starts are stale setup
 	// traffic and count against nobody: note the counters now.
 	var base uint64
@@ -105,6 +110,7 @@ func Run(ctx context.Context, cfg Config, outDir string, ready io.Writer) (Repor
 	overload -= min(overload, base)
 	overload += e.WriteErrors + rt.WriteErrors
 	rep := NewReport(e, &rt.Hist, overload, dur)
+	rep.DownDrops = rt.DownDrops
 	rep.LateBy = map[string]uint64{"handling": rt.LateBy[0], "writing": rt.LateBy[1], "sleeping": rt.LateBy[2], "spinning": rt.LateBy[3], "reading": rt.LateBy[4]}
 	if runErr != nil {
 		rep.Valid, rep.Reason = false, runErr.Error()

@@ -28,6 +28,7 @@ type Report struct {
 	WireDownDrops uint64             `json:"wire_down_drops"`
 	UnknownDrops  uint64             `json:"unknown_dst_drops"`
 	BusyFraction  float64            `json:"medium_busy_fraction"`
+	DownDrops     uint64             `json:"iface_down_drops"` // frames for an interface that was down
 	// LateBy: events more than 100 µs late, by what the loop was doing before.
 	LateBy map[string]uint64 `json:"late_by,omitempty"`
 }
