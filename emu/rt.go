@@ -58,8 +58,9 @@ type RealTime struct {
 	WriteErrors   uint64   // writes refused for lack of room (overload)
 	DownDrops     uint64   // writes to an interface that is down
 
-	// LateBy counts events more than 100 µs late by what the loop did just
-	// before: 0 handling events, 1 writing, 2 sleeping, 3 spinning, 4 reading.
+	// LateBy counts events more than 100 µs late by what the loop did before
+	// the first of a run of late events: 0 handling events, 1 writing,
+	// 2 sleeping, 3 spinning, 4 reading.
 	LateBy [5]uint64
 
 	stop   atomic.Bool
@@ -176,12 +177,15 @@ func (rt *RealTime) Run(end des.Time) error {
 			if end > 0 && next > end {
 				return nil
 			}
-			if now-next > 100*des.Microsecond {
+			late := now-next > 100*des.Microsecond
+			if late {
 				rt.LateBy[phase]++
 			}
 			rt.Hist.Add(now - next)
 			rt.Sim.Step()
-			phase = 0
+			if !late { // a late event's successors inherit its cause
+				phase = 0
+			}
 			now = rt.now()
 		}
 		if end > 0 && now > end {
@@ -254,6 +258,9 @@ func (rt *RealTime) Run(end des.Time) error {
 // (never later than the next pending event, so simulation time stays monotonic).
 func (rt *RealTime) drain(s Source) error {
 	for k := 0; k < 64; k++ {
+		if next, ok := rt.Sim.Next(); ok && next <= rt.now() {
+			return nil // an event is due: the rest waits in the kernel's ring
+		}
 		n, err := unix.Read(s.FD, rt.buf)
 		if err != nil {
 			if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
