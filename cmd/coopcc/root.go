@@ -26,6 +26,7 @@ a testbed (namespaces, iperf3, an 802.11 emulator) that reproduces the papers.`,
 	root.AddCommand(newPeerCmd())
 	root.AddCommand(newMonCmd())
 	root.AddCommand(newClampCmd())
+	root.AddCommand(newEmuCmd())
 	return root
 }
 
