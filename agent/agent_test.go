@@ -58,7 +58,7 @@ func (d *memDatapath) Delete(dst netip.Addr) error {
 }
 func (d *memDatapath) Heartbeat() error { d.mu.Lock(); d.heartbeats++; d.mu.Unlock(); return nil }
 func (d *memDatapath) Counters() (map[netip.Addr]DPCounters, error) {
-	return map[netip.Addr]DPCounters{{}: {HiHits: 42}}, nil
+	return map[netip.Addr]DPCounters{{}: {HiApplied: 42}}, nil
 }
 func (d *memDatapath) Backend() string { return "test" }
 func (d *memDatapath) Close() error    { d.closed = true; return nil }
@@ -116,7 +116,7 @@ type harness struct {
 func newHarness(t *testing.T, mod func(*Config)) *harness {
 	t.Helper()
 	cfg := Defaults()
-	cfg.Iface = "wlan0"
+	cfg.Iface, cfg.Group.KeyFile = "wlan0", "key"
 	if mod != nil {
 		mod(&cfg)
 	}

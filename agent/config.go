@@ -149,10 +149,10 @@ func Defaults() Config {
 	return Config{
 		Group: GroupConfig{
 			ID:              "coopcc",
-			Port:            47300,
+			Port:            51300,
 			Transport:       "ipv4",
 			Interval:        Duration{300 * time.Millisecond},
-			ExpiryIntervals: 5,
+			ExpiryIntervals: 3,
 		},
 		Policy:   PolicyConfig{Name: "coop"},
 		Datapath: DatapathConfig{Lease: Duration{3 * time.Second}, Backend: "auto", SwitchExisting: true},
@@ -252,11 +252,14 @@ func (c Config) Validate() error {
 	if c.Group.ID == "" {
 		bad("group.id is empty: set --group ID (all terminals of one AP use the same)")
 	}
+	if c.Group.KeyFile == "" && c.Group.Passphrase == "" {
+		bad("no group key: set --key-file FILE (64 hex digits), group.passphrase, or the COOPCC_PASSPHRASE environment variable")
+	}
 	if c.Group.KeyFile != "" && c.Group.Passphrase != "" {
 		bad("group.key_file and group.passphrase are both set: use one of them")
 	}
 	if c.Group.Port == 0 {
-		bad("group.port is 0: set a UDP port, e.g. 47300")
+		bad("group.port is 0: set a UDP port, e.g. 51300")
 	}
 	if c.Group.Transport != "ipv4" && c.Group.Transport != "ipv6" {
 		bad("group.transport %q: use \"ipv4\" (broadcast) or \"ipv6\" (link-local multicast)", c.Group.Transport)
@@ -334,4 +337,76 @@ func (c Config) Encode() ([]byte, error) {
 		return nil, fmt.Errorf("encode config: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// DecodePolicyParams decodes Policy.Params strictly into dst (a pointer to
+// the policy package's Params). Keys match the Go field names ignoring case
+// and underscores ("static_hi", "StaticHi", "statichi" are one key);
+// durations are strings ("10s"); nested tables (e.g. [policy.params.coop])
+// fill nested structs. An unknown key is an error that names it.
+func (c Config) DecodePolicyParams(dst any) error {
+	if len(c.Policy.Params) == 0 {
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := toml.NewEncoder(&buf).Encode(normaliseKeys(c.Policy.Params)); err != nil {
+		return fmt.Errorf("policy.params: %w", err)
+	}
+	md, err := toml.NewDecoder(&buf).Decode(dst)
+	if err != nil {
+		return fmt.Errorf("policy.params: %w", err)
+	}
+	if u := md.Undecoded(); len(u) > 0 {
+		ks := make([]string, len(u))
+		for i, k := range u {
+			ks[i] = k.String()
+		}
+		return fmt.Errorf("unknown policy parameter %s (docs/policies.md lists them)", strings.Join(ks, ", "))
+	}
+	return nil
+}
+
+func normaliseKeys(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if sub, ok := v.(map[string]any); ok {
+			v = normaliseKeys(sub)
+		}
+		out[strings.ToLower(strings.ReplaceAll(k, "_", ""))] = v
+	}
+	return out
+}
+
+// SetParam sets one policy parameter from a "key=value" string (the
+// --param flag): dotted keys address nested tables ("coop.target=1.2");
+// the value is read as a TOML value (numbers, booleans, "quoted strings"),
+// falling back to a plain string (so durations can be written bare: 10s).
+func (c *Config) SetParam(kv string) error {
+	k, v, ok := strings.Cut(kv, "=")
+	k = strings.TrimSpace(k)
+	if !ok || k == "" {
+		return fmt.Errorf("--param %q: write key=value, e.g. static_hi=7", kv)
+	}
+	var val any
+	var tmp map[string]any
+	if _, err := toml.Decode("v = "+strings.TrimSpace(v), &tmp); err == nil {
+		val = tmp["v"]
+	} else {
+		val = strings.TrimSpace(v)
+	}
+	if c.Policy.Params == nil {
+		c.Policy.Params = map[string]any{}
+	}
+	m := c.Policy.Params
+	parts := strings.Split(k, ".")
+	for _, p := range parts[:len(parts)-1] {
+		sub, ok := m[p].(map[string]any)
+		if !ok {
+			sub = map[string]any{}
+			m[p] = sub
+		}
+		m = sub
+	}
+	m[parts[len(parts)-1]] = val
+	return nil
 }

@@ -17,14 +17,18 @@ func writeFile(t *testing.T, body string) string {
 	return p
 }
 
-func TestDefaultsNeedOnlyIface(t *testing.T) {
+func TestDefaultsNeedIfaceAndKey(t *testing.T) {
 	c := Defaults()
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "iface is not set") {
 		t.Fatalf("defaults without iface: got %v, want 'iface is not set'", err)
 	}
 	c.Iface = "wlan0"
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "no group key") {
+		t.Fatalf("defaults without key: got %v", err)
+	}
+	c.Group.KeyFile = "/etc/coopcc/key"
 	if err := c.Validate(); err != nil {
-		t.Fatalf("defaults + iface: %v", err)
+		t.Fatalf("defaults + iface + key: %v", err)
 	}
 	if c.Monitor.Interval.Duration != 500*time.Millisecond || c.Group.Interval.Duration != 300*time.Millisecond || c.Datapath.Lease.Duration != 3*time.Second {
 		t.Fatalf("intervals: %+v %+v %+v", c.Monitor, c.Group, c.Datapath)
@@ -62,7 +66,7 @@ max_cost = 0.1
 		c.Policy.Params["bwmax_mbps"] != 19.0 || c.Monitor.Interval.Duration != 250*time.Millisecond || !c.Guard.Enabled || c.Guard.MaxCost != 0.1 {
 		t.Fatalf("decoded %+v", c)
 	}
-	if c.Group.Port != 47300 || c.Datapath.Lease.Duration != 3*time.Second {
+	if c.Group.Port != 51300 || c.Datapath.Lease.Duration != 3*time.Second {
 		t.Fatalf("defaults not kept: %+v", c)
 	}
 	ps := c.DstPrefixes()
@@ -93,7 +97,7 @@ func TestValidateErrors(t *testing.T) {
 		mod  func(*Config)
 		want string
 	}{
-		{"key and passphrase", func(c *Config) { c.Group.KeyFile, c.Group.Passphrase = "k", "p" }, "both set"},
+		{"key and passphrase", func(c *Config) { c.Group.Passphrase = "p" }, "both set"},
 		{"transport", func(c *Config) { c.Group.Transport = "tcp" }, "group.transport"},
 		{"dst", func(c *Config) { c.Managed.Dst = []string{"10.0.0.0/33"} }, "managed.dst"},
 		{"port zero", func(c *Config) { c.Managed.Ports = []uint16{0} }, "managed.ports"},
@@ -108,7 +112,7 @@ func TestValidateErrors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := Defaults()
-			c.Iface = "wlan0"
+			c.Iface, c.Group.KeyFile = "wlan0", "k"
 			tc.mod(&c)
 			err := c.Validate()
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -120,7 +124,7 @@ func TestValidateErrors(t *testing.T) {
 
 func TestEncodeRoundTrip(t *testing.T) {
 	c := Defaults()
-	c.Iface = "wlan0"
+	c.Iface, c.Group.KeyFile = "wlan0", "k"
 	c.Managed.Dst = []string{"10.0.0.0/8"}
 	b, err := c.Encode()
 	if err != nil {
@@ -147,5 +151,54 @@ func TestRestartOnly(t *testing.T) {
 	b.Datapath.Backend = "sockops"
 	if k := RestartOnly(a, b); len(k) != 2 {
 		t.Fatalf("want iface and datapath, got %v", k)
+	}
+}
+
+// testParams mimics the shape of policy.Params (Go field names, a duration,
+// a nested struct).
+type testParams struct {
+	MSS           uint32
+	StaticHi      uint32
+	BWmax         float64
+	HiraiInterval time.Duration
+	Coop          struct{ Target float64 }
+}
+
+func TestDecodePolicyParams(t *testing.T) {
+	c := Defaults()
+	for _, kv := range []string{"static_hi=7", "BWmax=19e6", "hirai_interval=5s", "coop.target=1.5", "mss = 1400"} {
+		if err := c.SetParam(kv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var p testParams
+	if err := c.DecodePolicyParams(&p); err != nil {
+		t.Fatal(err)
+	}
+	if p.StaticHi != 7 || p.BWmax != 19e6 || p.HiraiInterval != 5*time.Second || p.Coop.Target != 1.5 || p.MSS != 1400 {
+		t.Fatalf("decoded %+v", p)
+	}
+	if err := c.SetParam("statik_hi=3"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DecodePolicyParams(&p); err == nil || !strings.Contains(err.Error(), "statikhi") {
+		t.Fatalf("unknown parameter: %v", err)
+	}
+	if err := c.SetParam("novalue"); err == nil {
+		t.Fatal("--param without = accepted")
+	}
+}
+
+func TestPolicyParamsFromFile(t *testing.T) {
+	c, err := LoadFile(writeFile(t, "[policy]\nname = \"static\"\n[policy.params]\nstatic_hi = 9\n[policy.params.coop]\ntarget = 2.0\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p testParams
+	if err := c.DecodePolicyParams(&p); err != nil {
+		t.Fatal(err)
+	}
+	if p.StaticHi != 9 || p.Coop.Target != 2 {
+		t.Fatalf("decoded %+v", p)
 	}
 }

@@ -33,7 +33,7 @@ type Flow struct {
 type DPBounds struct{ Lo, Hi uint32 }
 
 // DPCounters is datapath.Counters.
-type DPCounters struct{ LoHits, HiHits uint64 }
+type DPCounters struct{ LoApplied, HiApplied uint64 }
 
 // FlowView is policy.FlowView.
 type FlowView struct {
@@ -83,10 +83,12 @@ type Policy interface {
 type PeerStatus struct {
 	Sender       uint64
 	Seq          uint64
-	Sent         time.Time
-	ActiveFlows  uint16
+	SentAt       time.Time
+	Leaving      bool
+	ActiveFlows  uint32
 	Cwnd         uint32
-	SRTT, MinRTT time.Duration
+	SRTT         time.Duration
+	MinRTT       time.Duration
 	DeliveryRate uint64
 	Demand       uint64
 	AppLimited   bool

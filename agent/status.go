@@ -121,7 +121,7 @@ func (a *Agent) Status() StatusReport {
 	}
 	for d, b := range a.applied {
 		c := counters[d]
-		r.Bounds = append(r.Bounds, BoundReport{Dst: eventDst(d), Lo: b.Lo, Hi: b.Hi, LoHits: c.LoHits, HiHits: c.HiHits})
+		r.Bounds = append(r.Bounds, BoundReport{Dst: eventDst(d), Lo: b.Lo, Hi: b.Hi, LoHits: c.LoApplied, HiHits: c.HiApplied})
 	}
 	slices.SortFunc(r.Bounds, func(x, y BoundReport) int {
 		switch {
