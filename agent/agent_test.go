@@ -435,3 +435,5 @@ func httpGet(t *testing.T, url string) string {
 	}
 	return string(b)
 }
+
+func mustAddr(s string) netip.Addr { return netip.MustParseAddr(s) }
