@@ -234,4 +234,3 @@ func (s *peerShim) Counters() map[string]uint64 {
 	}
 	return s.node.Counters()
 }
-

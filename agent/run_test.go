@@ -1,12 +1,14 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -32,7 +34,6 @@ func memParts(dp *memDatapath, pols map[string]*nPolicy) Parts {
 	}
 }
 
-
 func TestMainLifecycle(t *testing.T) {
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "agent.sock")
@@ -50,9 +51,10 @@ func TestMainLifecycle(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
+	logs := &syncBuffer{}
 	pols := map[string]*nPolicy{"a": {}, "b": {perDst: mustAddr("10.77.9.254")}}
 	go func() {
-		done <- Main(ctx, Options{Load: load, Reload: reload, Parts: memParts(dp, pols), Ready: func(s StatusInfo) { ready <- s }})
+		done <- Main(ctx, Options{Load: load, Reload: reload, Parts: memParts(dp, pols), LogOutput: logs, Ready: func(s StatusInfo) { ready <- s }})
 	}()
 	select {
 	case s := <-ready:
@@ -81,6 +83,12 @@ func TestMainLifecycle(t *testing.T) {
 	cfg.Monitor.Interval.Duration = time.Nanosecond
 	mu.Unlock()
 	reload <- struct{}{}
+	for deadline := time.Now().Add(3 * time.Second); !strings.Contains(logs.String(), "reload failed"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("bad reload not refused; logs:\n%s", logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	mu.Lock()
 	cfg.Monitor.Interval.Duration = 30 * time.Millisecond
 	cfg.Policy.Name = "b"
@@ -124,3 +132,15 @@ func TestMainLifecycle(t *testing.T) {
 	}
 	l.Release()
 }
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
