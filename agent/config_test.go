@@ -202,3 +202,19 @@ func TestPolicyParamsFromFile(t *testing.T) {
 		t.Fatalf("decoded %+v", p)
 	}
 }
+
+func TestExampleConfigIsValid(t *testing.T) {
+	c, err := LoadFile("../deploy/coopcc.toml.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	d := Defaults()
+	d.Iface, d.Group.KeyFile = c.Iface, c.Group.KeyFile
+	d.Managed.Dst, d.Managed.Ports = c.Managed.Dst, c.Managed.Ports
+	if c.Group != d.Group || c.Datapath != d.Datapath || c.Monitor != d.Monitor || c.Guard != d.Guard || c.Observe != d.Observe || c.Log != d.Log || c.Policy.Name != d.Policy.Name {
+		t.Fatalf("the example's values differ from Defaults():\n%+v\n%+v", c, d)
+	}
+}
