@@ -58,7 +58,7 @@ func (d *memDatapath) Delete(dst netip.Addr) error {
 }
 func (d *memDatapath) Heartbeat() error { d.mu.Lock(); d.heartbeats++; d.mu.Unlock(); return nil }
 func (d *memDatapath) Counters() (map[netip.Addr]DPCounters, error) {
-	return map[netip.Addr]DPCounters{{}: {HiApplied: 42}}, nil
+	return map[netip.Addr]DPCounters{netip.MustParseAddr("10.77.9.254"): {HiApplied: 42}}, nil
 }
 func (d *memDatapath) Backend() string { return "test" }
 func (d *memDatapath) Close() error    { d.closed = true; return nil }
@@ -361,7 +361,7 @@ func TestStatusSocket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Backend != "test" || r.N != 1 || len(r.Flows) != 1 || len(r.Bounds) != 1 || r.Bounds[0].HiHits != 42 || r.Messages["bad_mac"] != 1 {
+	if r.Backend != "test" || r.N != 1 || len(r.Flows) != 1 || len(r.Bounds) != 1 || len(r.Hits) != 1 || r.Hits[0].HiHits != 42 || r.Messages["bad_mac"] != 1 {
 		t.Fatalf("status %+v", r)
 	}
 	var buf bytes.Buffer

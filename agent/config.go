@@ -340,16 +340,16 @@ func (c Config) Encode() ([]byte, error) {
 }
 
 // DecodePolicyParams decodes Policy.Params strictly into dst (a pointer to
-// the policy package's Params). Keys match the Go field names ignoring case
-// and underscores ("static_hi", "StaticHi", "statichi" are one key);
-// durations are strings ("10s"); nested tables (e.g. [policy.params.coop])
-// fill nested structs. An unknown key is an error that names it.
+// the policy package's Params). Keys are the Params' toml names
+// ("static_hi", "bwmax"); durations are strings ("10s"); nested tables (e.g.
+// [policy.params.coop]) fill nested structs. An unknown key is an error that
+// names it.
 func (c Config) DecodePolicyParams(dst any) error {
 	if len(c.Policy.Params) == 0 {
 		return nil
 	}
 	var buf bytes.Buffer
-	if err := toml.NewEncoder(&buf).Encode(normaliseKeys(c.Policy.Params)); err != nil {
+	if err := toml.NewEncoder(&buf).Encode(c.Policy.Params); err != nil {
 		return fmt.Errorf("policy.params: %w", err)
 	}
 	md, err := toml.NewDecoder(&buf).Decode(dst)
@@ -364,17 +364,6 @@ func (c Config) DecodePolicyParams(dst any) error {
 		return fmt.Errorf("unknown policy parameter %s (docs/policies.md lists them)", strings.Join(ks, ", "))
 	}
 	return nil
-}
-
-func normaliseKeys(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		if sub, ok := v.(map[string]any); ok {
-			v = normaliseKeys(sub)
-		}
-		out[strings.ToLower(strings.ReplaceAll(k, "_", ""))] = v
-	}
-	return out
 }
 
 // SetParam sets one policy parameter from a "key=value" string (the

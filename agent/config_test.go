@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/coopcc/coopcc/policy"
 )
 
 func writeFile(t *testing.T, body string) string {
@@ -154,34 +156,24 @@ func TestRestartOnly(t *testing.T) {
 	}
 }
 
-// testParams mimics the shape of policy.Params (Go field names, a duration,
-// a nested struct).
-type testParams struct {
-	MSS           uint32
-	StaticHi      uint32
-	BWmax         float64
-	HiraiInterval time.Duration
-	Coop          struct{ Target float64 }
-}
-
 func TestDecodePolicyParams(t *testing.T) {
 	c := Defaults()
-	for _, kv := range []string{"static_hi=7", "BWmax=19e6", "hirai_interval=5s", "coop.target=1.5", "mss = 1400"} {
+	for _, kv := range []string{"static_hi=7", "bwmax=19e6", "hirai_interval=5s", "coop.target_ratio=1.5", "mss = 1400"} {
 		if err := c.SetParam(kv); err != nil {
 			t.Fatal(err)
 		}
 	}
-	var p testParams
+	var p policy.Params
 	if err := c.DecodePolicyParams(&p); err != nil {
 		t.Fatal(err)
 	}
-	if p.StaticHi != 7 || p.BWmax != 19e6 || p.HiraiInterval != 5*time.Second || p.Coop.Target != 1.5 || p.MSS != 1400 {
+	if p.StaticHi != 7 || p.BWmax != 19e6 || p.HiraiInterval != 5*time.Second || p.Coop.TargetRatio != 1.5 || p.MSS != 1400 {
 		t.Fatalf("decoded %+v", p)
 	}
 	if err := c.SetParam("statik_hi=3"); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.DecodePolicyParams(&p); err == nil || !strings.Contains(err.Error(), "statikhi") {
+	if err := c.DecodePolicyParams(&p); err == nil || !strings.Contains(err.Error(), "statik_hi") {
 		t.Fatalf("unknown parameter: %v", err)
 	}
 	if err := c.SetParam("novalue"); err == nil {
@@ -190,15 +182,15 @@ func TestDecodePolicyParams(t *testing.T) {
 }
 
 func TestPolicyParamsFromFile(t *testing.T) {
-	c, err := LoadFile(writeFile(t, "[policy]\nname = \"static\"\n[policy.params]\nstatic_hi = 9\n[policy.params.coop]\ntarget = 2.0\n"))
+	c, err := LoadFile(writeFile(t, "[policy]\nname = \"static\"\n[policy.params]\nstatic_hi = 9\n[policy.params.coop]\ntarget_ratio = 2.0\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var p testParams
+	var p policy.Params
 	if err := c.DecodePolicyParams(&p); err != nil {
 		t.Fatal(err)
 	}
-	if p.StaticHi != 9 || p.Coop.Target != 2 {
+	if p.StaticHi != 9 || p.Coop.TargetRatio != 2 {
 		t.Fatalf("decoded %+v", p)
 	}
 }

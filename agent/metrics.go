@@ -15,7 +15,7 @@ var (
 	mFlowHi      = prometheus.NewDesc("coopcc_flow_bound_hi_segments", "Upper cwnd bound that applies to a managed flow (0 = none).", []string{"src", "dst"}, nil)
 	mBoundLo     = prometheus.NewDesc("coopcc_bound_lo_segments", "Lower cwnd bound held by the datapath per destination (dst=\"\" is the default).", []string{"dst"}, nil)
 	mBoundHi     = prometheus.NewDesc("coopcc_bound_hi_segments", "Upper cwnd bound held by the datapath per destination (dst=\"\" is the default).", []string{"dst"}, nil)
-	mBoundHits   = prometheus.NewDesc("coopcc_bound_hits_total", "How often the datapath applied a bound, per destination and bound.", []string{"dst", "bound"}, nil)
+	mBoundHits   = prometheus.NewDesc("coopcc_bound_hits_total", "How often the datapath applied a bound to flows of a destination, by bound (lo/hi).", []string{"dst", "bound"}, nil)
 	mPeers       = prometheus.NewDesc("coopcc_peers_n", "Active terminals N (self + live peers with active uploads).", nil, nil)
 	mPeersLive   = prometheus.NewDesc("coopcc_peers_live", "Live peers heard (excluding self).", nil, nil)
 	mFlows       = prometheus.NewDesc("coopcc_managed_flows", "Managed flows, by whether they are active (uploading).", []string{"active"}, nil)
@@ -69,8 +69,10 @@ func (c agentCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, b := range r.Bounds {
 		ch <- prometheus.MustNewConstMetric(mBoundLo, g, float64(b.Lo), b.Dst)
 		ch <- prometheus.MustNewConstMetric(mBoundHi, g, float64(b.Hi), b.Dst)
-		ch <- prometheus.MustNewConstMetric(mBoundHits, prometheus.CounterValue, float64(b.LoHits), b.Dst, "lo")
-		ch <- prometheus.MustNewConstMetric(mBoundHits, prometheus.CounterValue, float64(b.HiHits), b.Dst, "hi")
+	}
+	for _, h := range r.Hits {
+		ch <- prometheus.MustNewConstMetric(mBoundHits, prometheus.CounterValue, float64(h.LoHits), h.Dst, "lo")
+		ch <- prometheus.MustNewConstMetric(mBoundHits, prometheus.CounterValue, float64(h.HiHits), h.Dst, "hi")
 	}
 	ch <- prometheus.MustNewConstMetric(mPeers, g, float64(r.N))
 	ch <- prometheus.MustNewConstMetric(mPeersLive, g, float64(len(r.Peers)))

@@ -32,15 +32,25 @@ func PrintStatus(w io.Writer, r StatusReport) {
 
 	fmt.Fprintln(w, "\nBOUNDS")
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "DST\tLO\tHI\tLO HITS\tHI HITS")
+	fmt.Fprintln(tw, "DST\tLO\tHI")
 	for _, b := range r.Bounds {
 		d := b.Dst
 		if d == "" {
 			d = "default"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\n", d, b.Lo, b.Hi, b.LoHits, b.HiHits)
+		fmt.Fprintf(tw, "%s\t%d\t%d\n", d, b.Lo, b.Hi)
 	}
 	tw.Flush()
+
+	if len(r.Hits) > 0 {
+		fmt.Fprintln(w, "\nBOUND HITS (datapath counters)")
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "DST\tLO HITS\tHI HITS")
+		for _, h := range r.Hits {
+			fmt.Fprintf(tw, "%s\t%d\t%d\n", h.Dst, h.LoHits, h.HiHits)
+		}
+		tw.Flush()
+	}
 
 	fmt.Fprintln(w, "\nPEERS")
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

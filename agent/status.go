@@ -3,6 +3,7 @@ package agent
 import (
 	"net/netip"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -69,6 +70,7 @@ type StatusReport struct {
 	Own       PeerStatus        `json:"self"`
 	Peers     []PeerStatus      `json:"peers"`
 	Bounds    []BoundReport     `json:"bounds"`
+	Hits      []HitReport       `json:"bound_hits"`
 	Flows     []FlowReport      `json:"flows"`
 	Guard     *GuardStatus      `json:"guard,omitempty"`
 	Counts    Counts            `json:"counts"`
@@ -80,9 +82,15 @@ type StatusReport struct {
 
 // BoundReport is one entry of the bounds the datapath holds.
 type BoundReport struct {
-	Dst    string `json:"dst"` // "" = default
-	Lo     uint32 `json:"lo"`
-	Hi     uint32 `json:"hi"`
+	Dst string `json:"dst"` // "" = default
+	Lo  uint32 `json:"lo"`
+	Hi  uint32 `json:"hi"`
+}
+
+// HitReport says how often the datapath applied the bounds to the flows of
+// one destination (whichever entry, per-destination or default, applied).
+type HitReport struct {
+	Dst    string `json:"dst"`
 	LoHits uint64 `json:"lo_hits"`
 	HiHits uint64 `json:"hi_hits"`
 }
@@ -120,18 +128,14 @@ func (a *Agent) Status() StatusReport {
 		LastTick: a.last.At, TickTime: a.last.TickTime, LastError: a.last.Err,
 	}
 	for d, b := range a.applied {
-		c := counters[d]
-		r.Bounds = append(r.Bounds, BoundReport{Dst: eventDst(d), Lo: b.Lo, Hi: b.Hi, LoHits: c.LoApplied, HiHits: c.HiApplied})
+
+		r.Bounds = append(r.Bounds, BoundReport{Dst: eventDst(d), Lo: b.Lo, Hi: b.Hi})
 	}
-	slices.SortFunc(r.Bounds, func(x, y BoundReport) int {
-		switch {
-		case x.Dst < y.Dst:
-			return -1
-		case x.Dst > y.Dst:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(r.Bounds, func(x, y BoundReport) int { return strings.Compare(x.Dst, y.Dst) })
+	for d, c := range counters {
+		r.Hits = append(r.Hits, HitReport{Dst: eventDst(d), LoHits: c.LoApplied, HiHits: c.HiApplied})
+	}
+	slices.SortFunc(r.Hits, func(x, y HitReport) int { return strings.Compare(x.Dst, y.Dst) })
 	for _, f := range a.last.Flows {
 		b := a.boundsForLocked(f.Dst.Addr())
 		r.Flows = append(r.Flows, FlowReport{Src: f.Src.String(), Dst: f.Dst.String(), Cwnd: f.Cwnd, SRTT: f.SRTT, MinRTT: f.MinRTT,
