@@ -24,7 +24,7 @@ import (
 )
 
 // buildCoopcc builds the coopcc binary into a temporary directory.
-func buildCoopcc(t *testing.T) string {
+func buildCoopcc(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "coopcc")
 	out, err := exec.Command("go", "build", "-o", bin, "../cmd/coopcc").CombinedOutput()
@@ -35,7 +35,7 @@ func buildCoopcc(t *testing.T) string {
 }
 
 // ifaceWith returns the name of the interface in ns that holds addr.
-func ifaceWith(t *testing.T, ns *nettest.NS, addr string) string {
+func ifaceWith(t testing.TB, ns *nettest.NS, addr string) string {
 	t.Helper()
 	for _, line := range strings.Split(ns.Exec(t, "ip", "-o", "-4", "addr", "show"), "\n") {
 		f := strings.Fields(line)
@@ -70,7 +70,7 @@ func (r *runningAgent) logs() string {
 	return r.out.String()
 }
 
-func startAgent(t *testing.T, bin string, ns *nettest.NS, dir string, args ...string) *runningAgent {
+func startAgent(t testing.TB, bin string, ns *nettest.NS, dir string, args ...string) *runningAgent {
 	t.Helper()
 	r := &runningAgent{ns: ns, sock: filepath.Join(dir, ns.Name+".sock"), events: filepath.Join(dir, ns.Name+".jsonl"), done: make(chan struct{})}
 	full := append([]string{"agent", "--status-socket", r.sock, "--lock-dir", dir, "--events", r.events,
@@ -97,7 +97,7 @@ func startAgent(t *testing.T, bin string, ns *nettest.NS, dir string, args ...st
 }
 
 // waitStatus polls the agent's status until ok returns true.
-func (r *runningAgent) waitStatus(t *testing.T, d time.Duration, what string, ok func(agent.StatusReport) bool) agent.StatusReport {
+func (r *runningAgent) waitStatus(t testing.TB, d time.Duration, what string, ok func(agent.StatusReport) bool) agent.StatusReport {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	var last agent.StatusReport
@@ -122,7 +122,7 @@ func (r *runningAgent) waitStatus(t *testing.T, d time.Duration, what string, ok
 
 // metrics fetches /metrics from 127.0.0.1:9477 inside the namespace: the
 // connection is made on a thread switched into it.
-func (r *runningAgent) metrics(t *testing.T) string {
+func (r *runningAgent) metrics(t testing.TB) string {
 	t.Helper()
 	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 		var c net.Conn

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime/debug"
 	"strings"
 	"time"
 )
@@ -175,6 +176,10 @@ func Main(ctx context.Context, o Options) (err error) {
 		undo = append(undo, stopMetrics)
 	}
 
+	// Loading the BPF objects parses the kernel's BTF (tens of MB, garbage
+	// once loaded): hand that memory back to the OS now rather than keep it
+	// in the heap for the agent's lifetime.
+	debug.FreeOSMemory()
 	log.Info("agent started", "iface", cfg.Iface, "group", cfg.Group.ID, "policy", cfg.Policy.Name,
 		"backend", dp.Backend(), "status_socket", sock, "metrics", metricsAddr,
 		"monitor_interval", cfg.Monitor.Interval.Duration, "lease", cfg.Datapath.Lease.Duration)
