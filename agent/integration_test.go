@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -120,6 +121,14 @@ func (r *runningAgent) waitStatus(t testing.TB, d time.Duration, what string, ok
 	return last
 }
 
+func writePolicy(t testing.TB, path string, hi int) {
+	t.Helper()
+	body := fmt.Sprintf("[policy]\nname = \"static\"\n[policy.params]\nstatic_hi = %d\n", hi)
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // metrics fetches /metrics from 127.0.0.1:9477 inside the namespace: the
 // connection is made on a thread switched into it.
 func (r *runningAgent) metrics(t testing.TB) string {
@@ -161,6 +170,7 @@ func TestThreeAgentsOnABridge(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	cfgFile := filepath.Join(dir, "agent3.toml")
 	srv := nettest.NewNS(t, "agsrv")
 	stas := []*nettest.NS{nettest.NewNS(t, "agsta"), nettest.NewNS(t, "agsta"), nettest.NewNS(t, "agsta")}
 	addrs := nettest.Bridge(t, srv, "10.77.213", stas...)
@@ -172,8 +182,15 @@ func TestThreeAgentsOnABridge(t *testing.T) {
 		// A 20 Mbit/s bottleneck with a long FIFO: unbounded CUBIC grows
 		// its cwnd far beyond hi.
 		nettest.RateLimit(t, nettest.Link{NS: s, Dev: devs[i], Addr: addrs[i]}, "20mbit", 1000)
-		agents[i] = startAgent(t, bin, s, dir, "--iface", devs[i], "--key-file", key, "--group", "itest",
-			"--policy", "static", "--param", fmt.Sprintf("static_hi=%d", hi), "--monitor-interval", "200ms")
+		args := []string{"--iface", devs[i], "--key-file", key, "--group", "itest", "--monitor-interval", "200ms"}
+		if i < 2 {
+			args = append(args, "--policy", "static", "--param", fmt.Sprintf("static_hi=%d", hi))
+		} else {
+			// The third takes its policy from a file, to be reloaded by SIGHUP.
+			writePolicy(t, cfgFile, hi)
+			args = append(args, "--config", cfgFile)
+		}
+		agents[i] = startAgent(t, bin, s, dir, args...)
 	}
 	for _, a := range agents {
 		a.waitStatus(t, 30*time.Second, "agent up", func(agent.StatusReport) bool { return true })
@@ -249,6 +266,31 @@ func TestThreeAgentsOnABridge(t *testing.T) {
 		t.Fatal("no protocol message counters")
 	}
 
+	// `coopcc agent status --json` (the CLI) inside the namespace, default
+	// output parsed back.
+	js, err := stas[1].Command(context.Background(), bin, "agent", "status", "--json", "--status-socket", agents[1].sock).Output()
+	if err != nil {
+		t.Fatalf("coopcc agent status --json: %v", err)
+	}
+	var sr agent.StatusReport
+	if err := json.Unmarshal(js, &sr); err != nil || sr.N != 3 || sr.Backend == "" || len(sr.Peers) != 2 {
+		t.Fatalf("status --json: %v %+v", err, sr)
+	}
+	txt, err := stas[1].Command(context.Background(), bin, "agent", "status", "--status-socket", agents[1].sock).Output()
+	if err != nil || !strings.Contains(string(txt), "datapath backend") || !strings.Contains(string(txt), "static (bounding)") {
+		t.Fatalf("coopcc agent status: %v\n%s", err, txt)
+	}
+
+	// SIGHUP reloads the file: the third agent moves to the new bound.
+	const hi2 = 6
+	writePolicy(t, cfgFile, hi2)
+	if err := agents[2].cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	agents[2].waitStatus(t, 5*time.Second, "reloaded bound", func(r agent.StatusReport) bool {
+		return r.Counts.Reloads == 1 && len(r.Bounds) == 1 && r.Bounds[0].Hi == hi2 && len(r.Flows) > 0 && r.Flows[0].Hi == hi2
+	})
+
 	// The events file has the bound change, in the documented format.
 	ev, err := os.ReadFile(agents[2].events)
 	if err != nil {
@@ -257,6 +299,9 @@ func TestThreeAgentsOnABridge(t *testing.T) {
 	first, _, _ := strings.Cut(string(ev), "\n")
 	if !strings.Contains(first, `"dst":"","lo":0,"hi":10,`) || !strings.Contains(first, `"policy":"static"`) {
 		t.Fatalf("events: %s", ev)
+	}
+	if !strings.Contains(string(ev), `"hi":6,`) {
+		t.Fatalf("no event for the reloaded bound: %s", ev)
 	}
 
 	// SIGKILL the first agent: its flow's cwnd grows past the old bound
