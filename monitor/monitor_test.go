@@ -1,7 +1,12 @@
 package monitor
 
 import (
+	"fmt"
+	"net"
 	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -182,6 +187,127 @@ func TestTracerUpload(t *testing.T) {
 	for i := 1; i < len(bulk); i++ {
 		if int32(bulk[i].SndUna-bulk[i-1].SndUna) < 0 {
 			t.Fatalf("snd_una went backwards at event %d: %d -> %d", i, bulk[i-1].SndUna, bulk[i].SndUna)
+		}
+	}
+}
+
+// TestSnapshotLoopbackIPv6 dumps an IPv6 loopback connection and a
+// dual-stack connection to 127.0.0.1 (IPv4-mapped), checks they are
+// reported with plain addresses, and that they are loopback.
+func TestSnapshotLoopbackIPv6(t *testing.T) {
+	ns := nettest.NewNS(t, "mon6")
+	var conns []net.Conn
+	t.Cleanup(func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	var ports []uint16
+	err := ns.Do(func() error {
+		for _, addr := range []string{"[::1]:0", "[::]:0"} {
+			network := "tcp6" // IPV6_V6ONLY
+			if addr == "[::]:0" {
+				network = "tcp" // dual stack
+			}
+			l, err := net.Listen(network, addr)
+			if err != nil {
+				return err
+			}
+			defer l.Close()
+			port := l.Addr().(*net.TCPAddr).Port
+			dst := fmt.Sprintf("[::1]:%d", port)
+			if addr == "[::]:0" {
+				dst = fmt.Sprintf("127.0.0.1:%d", port) // accepted on a dual-stack socket
+			}
+			c, err := net.Dial("tcp", dst)
+			if err != nil {
+				return err
+			}
+			s, err := l.Accept()
+			if err != nil {
+				return err
+			}
+			conns = append(conns, c, s)
+			ports = append(ports, uint16(port))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(Options{Netns: ns.Name, Filter: Filter{IncludeLoopback: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	flows, err := m.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, f := range flows {
+		for _, p := range ports {
+			if f.Src.Port() == p {
+				got[f.Src.Addr().String()] = true
+				if f.Cwnd == 0 || f.CC == "" || f.Iface != "lo" {
+					t.Errorf("flow %+v: want cwnd > 0, a CC name, iface lo", f)
+				}
+			}
+		}
+	}
+	if !got["::1"] || !got["127.0.0.1"] {
+		t.Errorf("server ends seen %v, want ::1 and 127.0.0.1 (unmapped); flows %+v", got, flows)
+	}
+	m2, err := New(Options{Netns: ns.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m2.Close()
+	if flows, err := m2.Snapshot(); err != nil || len(flows) != 0 {
+		t.Errorf("without IncludeLoopback: %d flows (%v), want none", len(flows), err)
+	}
+}
+
+const unprivEnv = "COOPCC_TEST_UNPRIV_NETNS"
+
+// TestUnprivileged runs this test binary as nobody (setpriv, no
+// capabilities) and checks the one-line errors for a namespace it may not
+// enter and for loading the tracer.
+func TestUnprivileged(t *testing.T) {
+	if ns := os.Getenv(unprivEnv); ns != "" {
+		_, err := New(Options{Netns: ns})
+		fmt.Printf("monitor: %v\n", err)
+		_, err = NewTracer(Options{})
+		fmt.Printf("tracer: %v\n", err)
+		return
+	}
+	nettest.RequireTool(t, "setpriv")
+	ns := nettest.NewNS(t, "monunpriv")
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(dir, "monitor.test")
+	b, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(exe, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
+		exe, "-test.run", "^TestUnprivileged$")
+	cmd.Env = append(os.Environ(), unprivEnv+"="+ns.Name)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("run as nobody: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		fmt.Sprintf("monitor: enter network namespace %q: permission denied (needs root / CAP_SYS_ADMIN)", ns.Name),
+		"tracer: load tcp_probe BPF program: permission denied (run as root: needs CAP_BPF and CAP_PERFMON)",
+	} {
+		if !strings.Contains(string(out), want+"\n") {
+			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
 }

@@ -136,7 +136,7 @@ type JSONLWriter struct {
 
 // NewJSONLWriter returns a JSON-lines writer whose objects carry netns.
 func NewJSONLWriter(w io.Writer, netns string) *JSONLWriter {
-	return &JSONLWriter{w: w, netns: strconv.AppendQuote(nil, netns)}
+	return &JSONLWriter{w: w, netns: appendJSONString(nil, netns)}
 }
 
 // Write appends one line per flow, all stamped t, in a single write call.
@@ -165,7 +165,7 @@ func appendJSONFields(b []byte, f *Flow) []byte {
 		b = append(b, col.name...)
 		b = append(b, `":`...)
 		if col.str {
-			b = strconv.AppendQuote(b, string(col.append(nil, f)))
+			b = appendJSONString(b, string(col.append(nil, f)))
 		} else {
 			b = col.append(b, f)
 		}
@@ -179,7 +179,7 @@ func appendJSONFields(b []byte, f *Flow) []byte {
 func MarshalSnapshot(t time.Time, netns string, flows []Flow) []byte {
 	b := append([]byte(`{"t_s":`), appendTime(nil, t)...)
 	b = append(b, `,"netns":`...)
-	b = strconv.AppendQuote(b, netns)
+	b = appendJSONString(b, netns)
 	b = append(b, `,"flows":[`...)
 	for i := range flows {
 		if i > 0 {
@@ -191,4 +191,23 @@ func MarshalSnapshot(t time.Time, netns string, flows []Flow) []byte {
 		b = append(b, '}')
 	}
 	return append(b, "]}\n"...)
+}
+
+// appendJSONString appends s as a JSON string (strconv.Quote's \x escapes
+// are not JSON).
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
 }

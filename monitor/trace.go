@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -53,6 +54,12 @@ type Tracer struct {
 	rd      *ringbuf.Reader
 	rec     ringbuf.Record
 	monoOff time.Duration // wall clock minus CLOCK_MONOTONIC
+
+	closeOnce sync.Once
+	closeErr  error
+	mu        sync.Mutex
+	closed    bool
+	dropped   uint64 // final count, read at Close
 }
 
 // NewTracer loads and attaches the BPF program. It needs root
@@ -76,9 +83,9 @@ func NewTracer(opts Options) (*Tracer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := rlimit.RemoveMemlock(); err != nil {
-		return nil, fmt.Errorf("raise memlock limit for BPF: %w", err)
-	}
+	// Kernels before 5.11 charge BPF maps to RLIMIT_MEMLOCK. Without the
+	// privilege to raise it the load below fails with a clearer error.
+	_ = rlimit.RemoveMemlock()
 	t := &Tracer{opts: opts}
 	if err := loadTcpprobeObjects(&t.objs, nil); err != nil {
 		if errors.Is(err, unix.EPERM) || errors.Is(err, os.ErrPermission) {
@@ -172,24 +179,41 @@ func (t *Tracer) decode(b []byte, ev *ACK) bool {
 // Dropped returns how many events the kernel dropped because the ring
 // buffer (4 MiB) was full.
 func (t *Tracer) Dropped() uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return t.dropped
+	}
+	return t.readDropped()
+}
+
+func (t *Tracer) readDropped() uint64 {
 	var n uint64
-	if err := t.objs.Dropped.Lookup(uint32(0), &n); err != nil {
+	if t.objs.Dropped == nil || t.objs.Dropped.Lookup(uint32(0), &n) != nil {
 		return 0
 	}
 	return n
 }
 
 // Close detaches the program and frees the maps; a blocked Read returns.
+// It may be called from any goroutine, more than once.
 func (t *Tracer) Close() error {
-	var errs []error
-	if t.rd != nil {
-		errs = append(errs, t.rd.Close())
-	}
-	if t.link != nil {
-		errs = append(errs, t.link.Close())
-	}
-	errs = append(errs, t.objs.Close())
-	return errors.Join(errs...)
+	t.closeOnce.Do(func() {
+		t.mu.Lock()
+		t.dropped = t.readDropped()
+		t.closed = true
+		t.mu.Unlock()
+		var errs []error
+		if t.rd != nil {
+			errs = append(errs, t.rd.Close())
+		}
+		if t.link != nil {
+			errs = append(errs, t.link.Close())
+		}
+		errs = append(errs, t.objs.Close())
+		t.closeErr = errors.Join(errs...)
+	})
+	return t.closeErr
 }
 
 // ACKHeader is the CSV header of a per-ACK trace: t_s is Unix time in
@@ -232,7 +256,7 @@ func (a *ACKWriter) Write(ev *ACK) error {
 			b = append(b, names[i]...)
 			b = append(b, `":`...)
 			if str {
-				b = strconv.AppendQuote(b, string(v))
+				b = appendJSONString(b, string(v))
 				return
 			}
 		} else if i > 0 {

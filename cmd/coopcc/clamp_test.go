@@ -101,8 +101,10 @@ func TestClampCleanExitRestores(t *testing.T) {
 	if !strings.Contains(buf.String(), "restored") {
 		t.Errorf("no 'restored' line:\n%s", buf.String())
 	}
-	if avail, _ := os.ReadFile("/proc/sys/net/ipv4/tcp_available_congestion_control"); string(avail) != string(availBefore) || strings.Contains(string(avail), name) {
-		t.Errorf("available congestion controls %q, before %q", avail, availBefore)
+	// Other tests (other packages run in parallel) may register their own
+	// coopcc_* instances meanwhile: only this instance's name must be gone.
+	if avail, _ := os.ReadFile("/proc/sys/net/ipv4/tcp_available_congestion_control"); strings.Contains(string(avail), name) {
+		t.Errorf("available congestion controls %q still list %s (before: %q)", avail, name, availBefore)
 	}
 	if _, err := exec.LookPath("bpftool"); err == nil {
 		// struct_ops maps are freed after an RCU grace period: poll.

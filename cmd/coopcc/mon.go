@@ -15,6 +15,10 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// onceRateGap is the time between the two polls of `mon --once` (table),
+// over which the throughput column is computed.
+const onceRateGap = 250 * time.Millisecond
+
 type monFlags struct {
 	netns    string
 	once     bool
@@ -53,7 +57,7 @@ Loopback flows are hidden unless --all is given. Units: see docs/monitor.md.`,
 	f.StringVar(&fl.netns, "netns", "", "network namespace name (ip netns list) or path; default: the current one")
 	f.BoolVar(&fl.once, "once", false, "take one snapshot, print it and exit")
 	f.BoolVar(&fl.json, "json", false, "print JSON instead of a table (with --once)")
-	f.StringVar(&fl.record, "record", "", "append samples to FILE (CSV; JSON lines if FILE ends in .jsonl); - = stdout")
+	f.StringVar(&fl.record, "record", "", "write samples to FILE, replacing it (CSV; JSON lines if FILE ends in .jsonl); - = stdout")
 	f.DurationVar(&fl.interval, "interval", time.Second, "poll interval")
 	f.DurationVar(&fl.duration, "duration", 0, "stop after this long (0 = until interrupted)")
 	f.StringVar(&fl.iface, "iface", "", "only flows on this interface")
@@ -173,7 +177,15 @@ func runMon(ctx context.Context, out, errOut io.Writer, fl monFlags) error {
 			_, err = out.Write(monitor.MarshalSnapshot(time.Now(), fl.netns, flows))
 			return err
 		}
-		return monitor.WriteTable(out, flows, make([]float64, len(flows)))
+		// The table's throughput needs two polls: take a second one shortly after.
+		rates := monitor.NewRateTracker()
+		rates.Update(time.Now(), flows)
+		time.Sleep(onceRateGap)
+		now := time.Now()
+		if flows, err = m.Snapshot(); err != nil {
+			return err
+		}
+		return monitor.WriteTable(out, flows, rates.Update(now, flows))
 	}
 
 	var rec snapshotWriter
