@@ -27,6 +27,7 @@ a testbed (namespaces, iperf3, an 802.11 emulator) that reproduces the papers.`,
 	root.AddCommand(newMonCmd())
 	root.AddCommand(newClampCmd())
 	root.AddCommand(newEmuCmd())
+	root.AddCommand(newAgentCmd())
 	return root
 }
 
