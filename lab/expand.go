@@ -27,6 +27,8 @@ type Run struct {
 	Length Duration `json:"length"`
 	// PolicyParams are the scenario's [policy.NAME] values for this run's policy.
 	PolicyParams map[string]any `json:"policy_params,omitempty"`
+	// AgentArgs are extra `coopcc agent` flags from the scenario's [agent].
+	AgentArgs []string `json:"agent_args,omitempty"`
 }
 
 // Station is one terminal of a run.
@@ -210,6 +212,13 @@ func (s *Scenario) buildRun(m Mode, b runBuild, params map[string]string, rep in
 	r.ID = strings.Join(parts, ",")
 	if m.Kind == KindPolicy {
 		r.PolicyParams = s.Policy[m.Policy]
+		if s.Agent.MonitorInterval > 0 {
+			r.AgentArgs = append(r.AgentArgs, "--monitor-interval", s.Agent.MonitorInterval.String())
+		}
+		if s.Agent.Lease > 0 {
+			r.AgentArgs = append(r.AgentArgs, "--lease", s.Agent.Lease.String())
+		}
+		r.AgentArgs = append(r.AgentArgs, s.Agent.Args...)
 	}
 	sc := func(d Duration) Duration { return Duration(math.Round(float64(d) * scale)) }
 	t := s.Terminals

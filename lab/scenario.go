@@ -44,25 +44,25 @@ type Scenario struct {
 
 // WLAN describes the emulated access point and its medium.
 type WLAN struct {
-	PHY          string  `toml:"phy"`            // 802.11b | 802.11g | 802.11n | 802.11ac
-	DataMbps     float64 `toml:"data_mbps"`      // default PHY data rate (0 = preset's)
-	ControlMbps  float64 `toml:"control_mbps"`   // control/ACK rate (0 = preset's)
-	APQueue      string  `toml:"ap_queue"`       // fifo | rr | priority
-	APQueueSize  int     `toml:"ap_queue_size"`  // frames
-	StaQueueSize int     `toml:"sta_queue_size"` // frames (station transmit queue)
-	FER          float64 `toml:"fer"`            // frame error rate, all stations
-	RetryLimit   int     `toml:"retry_limit"`    // 0 = preset's
-	AMPDUMax     int     `toml:"ampdu_max"`      // 802.11n/ac only; 0 = preset's
+	PHY          string  `toml:"phy" json:"phy"`                       // 802.11b | 802.11g | 802.11n | 802.11ac
+	DataMbps     float64 `toml:"data_mbps" json:"data_mbps"`           // default PHY data rate (0 = preset's)
+	ControlMbps  float64 `toml:"control_mbps" json:"control_mbps"`     // control/ACK rate (0 = preset's)
+	APQueue      string  `toml:"ap_queue" json:"ap_queue"`             // fifo | rr | priority
+	APQueueSize  int     `toml:"ap_queue_size" json:"ap_queue_size"`   // frames
+	StaQueueSize int     `toml:"sta_queue_size" json:"sta_queue_size"` // frames (station transmit queue)
+	FER          float64 `toml:"fer" json:"fer"`                       // frame error rate, all stations
+	RetryLimit   int     `toml:"retry_limit" json:"retry_limit"`       // 0 = preset's
+	AMPDUMax     int     `toml:"ampdu_max" json:"ampdu_max"`           // 802.11n/ac only; 0 = preset's
 }
 
 // Wired describes the pipe between the AP and the server.
 type Wired struct {
-	Rate      Rate     `toml:"rate"`
-	Delay     Duration `toml:"delay"` // added round-trip delay [interpretation], see docs
-	QueueSize int      `toml:"queue_size"`
-	Loss      float64  `toml:"loss"`
+	Rate      Rate     `toml:"rate" json:"rate"`
+	Delay     Duration `toml:"delay" json:"delay"` // added round-trip delay [interpretation], see docs
+	QueueSize int      `toml:"queue_size" json:"queue_size"`
+	Loss      float64  `toml:"loss" json:"loss"`
 	// ExtraDelayStep gives terminal k (1-based) an extra (k-1)×step of wired delay.
-	ExtraDelayStep Duration `toml:"extra_delay_step"`
+	ExtraDelayStep Duration `toml:"extra_delay_step" json:"extra_delay_step"`
 }
 
 // Terminals describes the stations: either uniformly (count and the fields

@@ -258,6 +258,14 @@ func (tb *Testbed) Exec(nd Node, name string, argv []string, stdout, stderr io.W
 	return p, nil
 }
 
+// stopProcs stops the agents and iperf3 processes (SIGTERM, then SIGKILL
+// after a grace period), newest first.
+func (tb *Testbed) stopProcs() {
+	for i := len(tb.procs) - 1; i >= 0; i-- {
+		_ = tb.procs[i].stop(syscall.SIGTERM, 5*time.Second)
+	}
+}
+
 // Close stops every process (clients and agents first, then the emulator)
 // and deletes every namespace it created. Safe to call more than once.
 func (tb *Testbed) Close() error {
@@ -265,9 +273,7 @@ func (tb *Testbed) Close() error {
 		return nil
 	}
 	tb.closed = true
-	for i := len(tb.procs) - 1; i >= 0; i-- {
-		_ = tb.procs[i].stop(syscall.SIGTERM, 5*time.Second)
-	}
+	tb.stopProcs()
 	if tb.emu != nil {
 		_ = tb.emu.stop(syscall.SIGTERM, 10*time.Second)
 	}
