@@ -370,7 +370,7 @@ func newRunResult(r Run, cfg RunnerConfig) *RunResult {
 		if st.Agent {
 			via = "agent"
 		}
-		res.Stations = append(res.Stations, StationResult{Name: st.Name, Group: st.Group, Managed: st.Managed, CCVia: via,
+		res.Stations = append(res.Stations, StationResult{Name: st.Name, Group: st.Group, Managed: st.Agent, CCVia: via,
 			Agent: st.Agent, CC: st.CC, StartS: st.Start.Seconds(), StopS: st.Stop.Seconds(), PHYMbps: st.PHYMbps,
 			FER: st.FER, Mobility: st.Mobility, ExtraDelayMS: float64(st.ExtraDelay.D()) / 1e6, Port: r.Traffic.Port + i})
 	}
