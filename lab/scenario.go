@@ -46,7 +46,6 @@ type Scenario struct {
 type WLAN struct {
 	PHY          string  `toml:"phy" json:"phy"`                       // 802.11b | 802.11g | 802.11n | 802.11ac
 	DataMbps     float64 `toml:"data_mbps" json:"data_mbps"`           // default PHY data rate (0 = preset's)
-	ControlMbps  float64 `toml:"control_mbps" json:"control_mbps"`     // control/ACK rate (0 = preset's)
 	APQueue      string  `toml:"ap_queue" json:"ap_queue"`             // fifo | rr | priority
 	APQueueSize  int     `toml:"ap_queue_size" json:"ap_queue_size"`   // frames
 	StaQueueSize int     `toml:"sta_queue_size" json:"sta_queue_size"` // frames (station transmit queue)
@@ -138,7 +137,7 @@ const (
 	DefaultPHY          = "802.11g"
 	DefaultAPQueue      = "fifo"
 	DefaultAPQueueSize  = 100
-	DefaultStaQueueSize = 100
+	DefaultStaQueueSize = 1000
 	DefaultWiredQueue   = 1000
 	DefaultDuration     = 60 * time.Second
 	DefaultPort         = 5201
@@ -169,7 +168,7 @@ func PHYNames() []string {
 var apQueueModes = []string{"fifo", "rr", "priority"}
 
 // MobilityPresets are the emulator's built-in mobility traces (papers/002).
-var MobilityPresets = []string{"walk", "slow-drive", "parked"}
+var MobilityPresets = []string{"walk", "drive", "parked"}
 
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,39}$`)
 
@@ -327,7 +326,6 @@ func (s *Scenario) Validate() error {
 		add("%s %v Mbps: not a %s rate (want one of %v)", key, v, s.WLAN.PHY, p.rates)
 	}
 	checkRate("wlan.data_mbps", s.WLAN.DataMbps)
-	checkRate("wlan.control_mbps", s.WLAN.ControlMbps)
 	if !contains(apQueueModes, s.WLAN.APQueue) {
 		add("wlan.ap_queue %q: want one of %s", s.WLAN.APQueue, strings.Join(apQueueModes, ", "))
 	}
