@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -437,13 +438,6 @@ func startAgents(ctx context.Context, r Run, tb *Testbed, coopcc, tmp, dir strin
 	if err := writeGroupKey(keyPath); err != nil {
 		return err
 	}
-	var cfgPath string
-	if len(r.PolicyParams) > 0 {
-		cfgPath = filepath.Join(tmp, "agent.toml")
-		if err := writeAgentConfig(cfgPath, r); err != nil {
-			return err
-		}
-	}
 	var started []*proc
 	for i, st := range r.Stations {
 		if !st.Agent {
@@ -452,9 +446,10 @@ func startAgents(ctx context.Context, r Run, tb *Testbed, coopcc, tmp, dir strin
 		nd := tb.Stations[i]
 		argv := []string{coopcc, "agent", "--iface", nd.Iface, "--policy", r.Mode.Policy, "--key-file", keyPath,
 			"--group", "lab", "--events", filepath.Join(dir, "bounds", st.Name+".jsonl"),
-			"--status-socket", filepath.Join(tmp, st.Name+".sock"), "--metrics-addr", "", "--log-format", "json"}
-		if cfgPath != "" {
-			argv = append(argv, "--config", cfgPath)
+			"--status-socket", filepath.Join(tmp, st.Name+".sock"), "--lock-dir", tmp,
+			"--dst", tb.Server.Addr.String() + "/32", "--metrics-addr", "", "--log-format", "json"}
+		for _, kv := range paramFlags("", r.PolicyParams) {
+			argv = append(argv, "--param", kv)
 		}
 		argv = append(argv, agentFlags(r)...)
 		logPath := filepath.Join(dir, "logs", "agent-"+st.Name+".log")
@@ -499,9 +494,24 @@ func writeGroupKey(path string) error {
 	return nil
 }
 
-// writeAgentConfig writes the policy parameters for the agents.
-func writeAgentConfig(path string, r Run) error {
-	return errors.New("policy parameters: not supported yet")
+// paramFlags flattens [policy.NAME] values into the agent's --param
+// key=value form, nested tables as dotted keys, in key order.
+func paramFlags(prefix string, m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []string
+	for _, k := range keys {
+		switch v := m[k].(type) {
+		case map[string]any:
+			out = append(out, paramFlags(prefix+k+".", v)...)
+		default:
+			out = append(out, fmt.Sprintf("%s%s=%v", prefix, k, v))
+		}
+	}
+	return out
 }
 
 // readEmuValidity copies the emulator's verdict into the run result.

@@ -295,3 +295,11 @@ func TestPresets(t *testing.T) {
 		t.Errorf("unknown preset error: %v", err)
 	}
 }
+
+func TestParamFlags(t *testing.T) {
+	got := paramFlags("", map[string]any{"static_hi": int64(7), "coop": map[string]any{"target": 1.2}, "a": "x"})
+	want := []string{"a=x", "coop.target=1.2", "static_hi=7"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("paramFlags = %v, want %v", got, want)
+	}
+}
