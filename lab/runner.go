@@ -323,7 +323,9 @@ func executeRun(ctx context.Context, r Run, cfg RunnerConfig) (res *RunResult, e
 			}
 		}(i)
 	}
+	stopTicker := progressTicker(cfg.Log, r.Length.D(), t0)
 	wg.Wait()
+	stopTicker()
 	res.DurationS = time.Since(t0).Seconds()
 	if ctx.Err() != nil {
 		res.Valid, res.InvalidReason = false, "interrupted"
@@ -349,6 +351,28 @@ func executeRun(ctx context.Context, r Run, cfg RunnerConfig) (res *RunResult, e
 		res.GoodputBps[st.Name] = g
 	}
 	return res, nil
+}
+
+// progressTicker prints the traffic phase's progress every 15 s for runs
+// longer than 30 s; the returned function stops it.
+func progressTicker(w io.Writer, length time.Duration, t0 time.Time) func() {
+	if length <= 30*time.Second {
+		return func() {}
+	}
+	quit := make(chan struct{})
+	go func() {
+		t := time.NewTicker(15 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				fmt.Fprintf(w, "        t = %v / %v\n", time.Since(t0).Round(time.Second), length)
+			}
+		}
+	}()
+	return func() { close(quit) }
 }
 
 // serverCC is the kernel CC of the server namespace: the mode's for kernel
