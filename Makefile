@@ -4,6 +4,7 @@ BIN      := bin/coopcc
 PKGS     := ./...
 # Integration tests create namespaces and load BPF programs: they need root.
 TESTFLAGS ?= -count=1 -timeout 20m
+STATICCHECK := v0.8.2
 
 .PHONY: all build test demo generate bench lint deps deps-bpf clean
 
@@ -35,8 +36,7 @@ bench: deps build
 
 lint:
 	$(GO) vet $(PKGS)
-	@if command -v staticcheck >/dev/null; then staticcheck $(PKGS); \
-	else $(GO) run honnef.co/go/tools/cmd/staticcheck@2025.1.1 $(PKGS); fi
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK) $(PKGS)
 
 clean:
 	rm -rf bin

@@ -3,6 +3,8 @@ package lab
 import (
 	"fmt"
 	"strings"
+
+	"github.com/coopcc/coopcc/policy"
 )
 
 // Mode is one way of running the terminals that a scenario compares.
@@ -23,8 +25,8 @@ const (
 
 var kernelCCs = []string{"cubic", "bbr", "reno"}
 
-// policyNames mirrors policy.Names() (the contract's list).
-var policyNames = []string{"static", "hirai2013", "hayakawa2015", "hayakawa2016", "coop"}
+// policyNames are the policies the agent can run.
+var policyNames = policy.Names()
 
 // apModes maps AP-side alternatives to the emulator's AP queue mode.
 var apModes = map[string]string{

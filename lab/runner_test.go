@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -141,3 +142,111 @@ func csvRows(t *testing.T, path string) ([]string, [][]string) {
 	}
 	return header, rows
 }
+
+// TestRunnerVeth runs a short two-mode scenario over the veth backend (no
+// emulator) and checks the results layout, iperf3 output and flows.csv.
+func TestRunnerVeth(t *testing.T) {
+	nettest.RequireRoot(t)
+	nettest.RequireTool(t, "iperf3")
+	bin := coopccBinary(t)
+	s, err := Parse([]byte(`
+name = "vethrun"
+modes = ["cubic", "reno"]
+[terminals]
+count = 2
+stagger = "1s"
+[traffic]
+duration = "3s"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	sum, err := RunScenario(ctx, s, RunnerConfig{Out: out, Backend: BackendVeth, Coopcc: bin, Log: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Runs != 2 || sum.Failed != 0 {
+		t.Fatalf("runs %d failed %d", sum.Runs, sum.Failed)
+	}
+	for _, mode := range []string{"cubic", "reno"} {
+		dir := filepath.Join(out, "runs", "mode="+mode+",n=2,delay=0ms,rep=1")
+		var rr RunResult
+		readJSON(t, filepath.Join(dir, "run.json"), &rr)
+		if !rr.Valid || rr.Backend != BackendVeth || rr.SampleHz < 10 || len(rr.GoodputBps) != 2 {
+			t.Errorf("%s run.json: %+v", mode, rr)
+		}
+		if rr.Sysctls["sta1"]["net.ipv4.tcp_no_metrics_save"] != "1" {
+			t.Errorf("%s: sysctls not recorded: %v", mode, rr.Sysctls["sta1"])
+		}
+		checkFlowsCSV(t, filepath.Join(dir, "flows.csv"), rr)
+		// The data flows run the mode's CC (iperf3 -C), not the host's bbr.
+		header, rows := csvRows(t, filepath.Join(dir, "flows.csv"))
+		ccCol, dstCol := -1, -1
+		for i, h := range header {
+			switch h {
+			case "cc":
+				ccCol = i
+			case "dst":
+				dstCol = i
+			}
+		}
+		seen := false
+		for _, r := range rows {
+			if r[ccCol] == mode && strings.HasPrefix(r[dstCol], "10.77.200.254:") {
+				seen = true
+			}
+		}
+		if !seen {
+			t.Errorf("%s: no flow with cc %s in flows.csv", mode, mode)
+		}
+	}
+}
+
+// checkFlowsCSV checks the header and that every station's flows were
+// sampled at >= 10 Hz over its flow's life.
+func checkFlowsCSV(t *testing.T, path string, rr RunResult) {
+	t.Helper()
+	header, rows := csvRows(t, path)
+	col := map[string]int{}
+	for i, h := range header {
+		col[h] = i
+	}
+	for _, need := range []string{"t_s", "netns", "src", "dst", "cc", "cwnd", "ssthresh", "mss", "srtt_us", "rttvar_us", "min_rtt_us", "ca_state", "retrans", "total_retrans", "lost", "unacked", "bytes_acked", "delivery_rate_Bps", "app_limited"} {
+		if _, ok := col[need]; !ok {
+			t.Fatalf("%s: no column %s in %v", path, need, header)
+		}
+	}
+	times := map[string]map[string]bool{} // station -> distinct sample times
+	for _, r := range rows {
+		st := r[col["netns"]]
+		if times[st] == nil {
+			times[st] = map[string]bool{}
+		}
+		times[st][r[col["t_s"]]] = true
+	}
+	for _, st := range rr.Stations {
+		ts := times[st.Name]
+		var lo, hi float64
+		for k := range ts {
+			v, _ := strconv.ParseFloat(k, 64)
+			if lo == 0 || v < lo {
+				lo = v
+			}
+			hi = max(hi, v)
+		}
+		if len(ts) < 10 || hi <= lo {
+			t.Errorf("%s: %d samples of %s", rr.ID, len(ts), st.Name)
+			continue
+		}
+		if hz := float64(len(ts)-1) / (hi - lo); hz < 10 {
+			t.Errorf("%s: %s sampled at %.1f Hz, want >= 10", rr.ID, st.Name, hz)
+		}
+	}
+}
+
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) { l.t.Log(string(p)); return len(p), nil }

@@ -1,0 +1,241 @@
+package peer
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	mrand "math/rand/v2"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultJitter is the send interval's jitter: each gap is drawn uniformly
+// from interval × [1 − j, 1 + j], so that terminals started together do not
+// stay in lock step (and collide on the air).
+const DefaultJitter = 0.1
+
+// NodeConfig configures a Node. Codec, Transport and Status are required.
+type NodeConfig struct {
+	Codec     *Codec
+	Transport Transport // the Node closes it when Run returns
+	// Status returns this terminal's current status; the Node fills in
+	// Sender, Seq and SentAt and clamps the rest into range.
+	Status   func() Status
+	Interval time.Duration // send interval; default 300 ms
+	Jitter   float64       // fraction of Interval; default 0.1, negative = none
+	Missed   int           // intervals a peer may miss; default 3
+	// Table configures the peer table. Self is set to the node's id; a zero
+	// Expiry becomes Missed × Interval + Interval/3 (1 s by default).
+	Table TableConfig
+	// NoGoodbye skips the goodbye message on shutdown (peers then drop
+	// this node only after the expiry, as after a crash).
+	NoGoodbye bool
+	// ReceiveOnly makes a silent listener (debugging): nothing is sent and
+	// Status may be nil.
+	ReceiveOnly bool
+	Logger      *slog.Logger // default: discard
+}
+
+// NodeCounters are the sending side's counts.
+type NodeCounters struct {
+	Sent         uint64 // messages handed to the transport
+	SendErrors   uint64 // transport failures
+	EncodeErrors uint64 // own statuses that did not encode
+	ReadErrors   uint64 // transport receive failures (not datagrams)
+}
+
+// Node runs the protocol on one transport: a send loop every interval and a
+// receive loop feeding a Table.
+type Node struct {
+	cfg   NodeConfig
+	id    uint64
+	table *Table
+	seq   atomic.Uint64
+	log   *slog.Logger
+
+	sent, sendErrs, encErrs, readErrs atomic.Uint64
+	started                           atomic.Bool
+}
+
+// NewSenderID returns a random non-zero 64-bit sender id.
+func NewSenderID() uint64 {
+	var b [8]byte
+	for {
+		_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on Linux ≥ 3.17
+		if id := binary.BigEndian.Uint64(b[:]); id != 0 {
+			return id
+		}
+	}
+}
+
+// NewNode checks the configuration and returns a node with a fresh random
+// sender id.
+func NewNode(cfg NodeConfig) (*Node, error) {
+	switch {
+	case cfg.Codec == nil:
+		return nil, errors.New("peer node: no codec (key and group)")
+	case cfg.Transport == nil:
+		return nil, errors.New("peer node: no transport")
+	case cfg.Status == nil && !cfg.ReceiveOnly:
+		return nil, errors.New("peer node: no status function")
+	}
+	if cfg.Interval == 0 {
+		cfg.Interval = DefaultInterval
+	}
+	if cfg.Interval < 10*time.Millisecond || cfg.Interval > time.Minute {
+		return nil, fmt.Errorf("peer node: interval %v outside [10ms, 1m]", cfg.Interval)
+	}
+	if cfg.Jitter == 0 {
+		cfg.Jitter = DefaultJitter
+	}
+	if cfg.Jitter < 0 {
+		cfg.Jitter = 0
+	}
+	if cfg.Jitter > 0.5 {
+		return nil, fmt.Errorf("peer node: jitter %.2f > 0.5 of the interval", cfg.Jitter)
+	}
+	if cfg.Missed <= 0 {
+		cfg.Missed = DefaultMissed
+	}
+	if cfg.Table.Expiry == 0 {
+		cfg.Table.Expiry = time.Duration(cfg.Missed)*cfg.Interval + cfg.Interval/3
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	n := &Node{cfg: cfg, id: NewSenderID(), log: cfg.Logger}
+	cfg.Table.Self = n.id
+	n.table = NewTable(cfg.Codec, cfg.Table)
+	n.cfg = cfg
+	return n, nil
+}
+
+// ID returns the node's sender id.
+func (n *Node) ID() uint64 { return n.id }
+
+// Table returns the node's peer table.
+func (n *Node) Table() *Table { return n.table }
+
+// N returns the table's count of active terminals at now (self included).
+func (n *Node) N(now time.Time) int { return n.table.N(now) }
+
+// Counters returns the sending side's counts (the table has the receiving
+// side's).
+func (n *Node) Counters() NodeCounters {
+	return NodeCounters{Sent: n.sent.Load(), SendErrors: n.sendErrs.Load(), EncodeErrors: n.encErrs.Load(), ReadErrors: n.readErrs.Load()}
+}
+
+// Run sends the node's status at once and then every interval (± jitter),
+// receives peers' messages into the table and expires peers, until ctx is
+// done; then it sends a goodbye (unless NoGoodbye), closes the transport and
+// returns nil. It returns an error only if the receive loop fails for a
+// reason other than the shutdown. Run may be called once.
+func (n *Node) Run(ctx context.Context) error {
+	if !n.started.CompareAndSwap(false, true) {
+		return errors.New("peer node: Run called twice")
+	}
+	var wg sync.WaitGroup
+	recvErr := make(chan error, 1)
+	var closing atomic.Bool
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		recvErr <- n.receiveLoop(&closing)
+	}()
+
+	n.send(false)
+	sendTimer := time.NewTimer(n.nextGap())
+	if n.cfg.ReceiveOnly {
+		sendTimer.Stop()
+	}
+	expiry := time.NewTicker(max(n.cfg.Interval/3, 10*time.Millisecond))
+	defer sendTimer.Stop()
+	defer expiry.Stop()
+	var err error
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case err = <-recvErr:
+			break loop
+		case <-sendTimer.C:
+			n.send(false)
+			sendTimer.Reset(n.nextGap())
+		case now := <-expiry.C:
+			n.table.Expire(now)
+		}
+	}
+	if !n.cfg.NoGoodbye {
+		n.send(true)
+	}
+	closing.Store(true)
+	_ = n.cfg.Transport.Close()
+	wg.Wait()
+	if err != nil {
+		return fmt.Errorf("peer node on %v: %w", n.cfg.Transport, err)
+	}
+	return nil
+}
+
+func (n *Node) nextGap() time.Duration {
+	j := n.cfg.Jitter
+	f := 1 - j + 2*j*mrand.Float64()
+	return time.Duration(float64(n.cfg.Interval) * f)
+}
+
+func (n *Node) send(leaving bool) {
+	if n.cfg.ReceiveOnly {
+		return
+	}
+	s := n.cfg.Status().Clamp()
+	s.Sender = n.id
+	s.Seq = n.seq.Add(1)
+	s.SentAt = time.Now()
+	s.Leaving = leaving
+	var buf [MaxMessageSize]byte
+	msg, err := n.cfg.Codec.AppendEncode(buf[:0], s)
+	if err != nil {
+		n.encErrs.Add(1)
+		n.log.Warn("peer: own status does not encode", "err", err)
+		return
+	}
+	if err := n.cfg.Transport.Send(msg); err != nil {
+		n.sendErrs.Add(1)
+		n.log.Warn("peer: send failed", "transport", n.cfg.Transport.String(), "err", err)
+		return
+	}
+	n.sent.Add(1)
+}
+
+func (n *Node) receiveLoop(closing *atomic.Bool) error {
+	buf := make([]byte, MaxMessageSize+1) // one more, so Decode sees oversize
+	var lastLog time.Time
+	consecutive := 0
+	for {
+		k, from, err := n.cfg.Transport.Receive(buf)
+		if err != nil {
+			if closing.Load() || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			n.readErrs.Add(1)
+			if consecutive++; consecutive > 100 {
+				return fmt.Errorf("receive: %w", err)
+			}
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		consecutive = 0
+		now := time.Now()
+		s, r := n.table.Receive(now, buf[:k])
+		if r != OK && r != Self && now.Sub(lastLog) > time.Second { // at most one line a second
+			lastLog = now
+			n.log.Debug("peer: message rejected", "from", from, "reason", r.String(), "sender", s.Sender)
+		}
+	}
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env python3
+"""Independent check of vectors.json against docs/protocol.md (Python standard
+library only): group ids, key derivation, length field, HMAC tag and the
+header and TLV fields of every valid vector. Run: python3 verify_vectors.py"""
+import hashlib, hmac, json, os, struct, sys
+
+v = json.load(open(os.path.join(os.path.dirname(__file__), "vectors.json")))
+key = bytes.fromhex(v["key_hex"])
+for d in v["derive_key"]:
+    k = hashlib.pbkdf2_hmac("sha256", d["passphrase"].encode(),
+                            b"coopcc-peer-v1\x00" + d["group_name"].encode(), 4096, 32)
+    assert k.hex() == d["key_hex"], d
+for g in v["group_ids"]:
+    assert hashlib.sha256(b"coopcc-group-v1\x00" + g["name"].encode()).digest()[:8].hex() == g["id_hex"], g
+for m in v["valid"]:
+    b = bytes.fromhex(m["message_hex"])
+    f = m["fields"]
+    assert b[:4] == b"CoCC" and b[4] == 1
+    assert struct.unpack(">H", b[6:8])[0] == len(b)
+    assert b[8:16].hex() == v["group_id_hex"]
+    assert hmac.compare_digest(hmac.new(key, b[:-16], hashlib.sha256).digest()[:16], b[-16:])
+    assert bool(b[5] & 1) == f["leaving"]
+    sender, seq, t = struct.unpack(">QQq", b[16:40])
+    assert "%x" % sender == f["sender_hex"] and str(seq) == f["seq"] and str(t) == f["sent_at_unix_ns"]
+    p, tlv = b[40:-16], {}
+    while p:
+        tlv[p[0]] = p[2:2 + p[1]]
+        p = p[2 + p[1]:]
+    u32 = lambda t: struct.unpack(">I", tlv[t])[0]
+    u64 = lambda t: struct.unpack(">Q", tlv[t])[0]
+    srtt, minrtt = u32(3), u32(4)
+    if srtt and minrtt > srtt:
+        minrtt = srtt  # the receiver's one clamp
+    got = dict(active_flows=u32(1), cwnd_segments=u32(2), srtt_us=srtt, min_rtt_us=minrtt,
+               delivery_rate_Bps=str(u64(5)), demand_bytes=str(u64(6)), app_limited=tlv[7] == b"\x01",
+               capability_Bps=str(u64(8)), bound_lo_segments=struct.unpack(">I", tlv[9][:4])[0],
+               bound_hi_segments=struct.unpack(">I", tlv[9][4:])[0], policy=tlv.get(10, b"").decode())
+    for name, val in got.items():
+        assert f[name] == val, (m["name"], name, f[name], val)
+    print("ok  ", m["name"])
+sys.exit(0)

@@ -1,0 +1,197 @@
+package peer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Transport defaults (docs/protocol.md, section "Transport").
+const DefaultPort = 51300
+
+// DefaultGroup6 is the IPv6 link-local multicast group: ff02::114, IANA's
+// "any private experiment" address, at link-local scope.
+var DefaultGroup6 = netip.MustParseAddr("ff02::114")
+
+// Transport carries datagrams between the terminals of one link.
+type Transport interface {
+	// Send transmits one message to every terminal on the link.
+	Send(msg []byte) error
+	// Receive blocks for the next datagram; it fails once closed.
+	Receive(buf []byte) (int, netip.AddrPort, error)
+	Close() error
+	String() string
+}
+
+// UDPTransport is a UDP socket bound to one interface that sends to a
+// broadcast or multicast destination on it.
+type UDPTransport struct {
+	conn *net.UDPConn
+	dst  netip.AddrPort
+	desc string
+}
+
+// Send implements Transport.
+func (u *UDPTransport) Send(msg []byte) error {
+	if _, err := u.conn.WriteToUDPAddrPort(msg, u.dst); err != nil {
+		return fmt.Errorf("send peer message to %v: %w", u.dst, err)
+	}
+	return nil
+}
+
+// Receive implements Transport.
+func (u *UDPTransport) Receive(buf []byte) (int, netip.AddrPort, error) {
+	return u.conn.ReadFromUDPAddrPort(buf)
+}
+
+// Close implements Transport.
+func (u *UDPTransport) Close() error { return u.conn.Close() }
+
+// Destination returns where Send sends.
+func (u *UDPTransport) Destination() netip.AddrPort { return u.dst }
+
+// LocalPort returns the bound UDP port.
+func (u *UDPTransport) LocalPort() int { return u.conn.LocalAddr().(*net.UDPAddr).Port }
+
+func (u *UDPTransport) String() string { return u.desc }
+
+func control(iface string, broadcast bool) func(string, string, syscall.RawConn) error {
+	return func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		err := rc.Control(func(fd uintptr) {
+			if serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); serr != nil {
+				serr = fmt.Errorf("SO_REUSEADDR: %w", serr)
+				return
+			}
+			if broadcast {
+				if serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_BROADCAST, 1); serr != nil {
+					serr = fmt.Errorf("SO_BROADCAST: %w", serr)
+					return
+				}
+			}
+			if serr = unix.BindToDevice(int(fd), iface); serr != nil {
+				serr = fmt.Errorf("SO_BINDTODEVICE %s: %w (needs CAP_NET_RAW on older kernels)", iface, serr)
+			}
+		})
+		return errors.Join(err, serr)
+	}
+}
+
+func checkPort(port int) error {
+	if port < 1 || port > 65535 {
+		return fmt.Errorf("peer port %d outside 1..65535", port)
+	}
+	return nil
+}
+
+// ListenBroadcast4 opens the IPv4 broadcast transport on iface: a UDP
+// socket on 0.0.0.0:port bound to the interface (SO_BINDTODEVICE) with
+// SO_BROADCAST, sending to the interface's directed broadcast address (the
+// first IPv4 address's subnet broadcast), or 255.255.255.255 when it has
+// only a /31 or /32.
+func ListenBroadcast4(iface string, port int) (*UDPTransport, error) {
+	if err := checkPort(port); err != nil {
+		return nil, err
+	}
+	ifi, err := net.InterfaceByName(iface)
+	if err != nil {
+		return nil, fmt.Errorf("peer transport: interface %q: %w", iface, err)
+	}
+	bcast, err := broadcastAddr(ifi)
+	if err != nil {
+		return nil, err
+	}
+	lc := net.ListenConfig{Control: control(iface, true)}
+	pc, err := lc.ListenPacket(context.Background(), "udp4", fmt.Sprintf("0.0.0.0:%d", port))
+	if err != nil {
+		return nil, fmt.Errorf("peer transport: listen udp4 port %d on %s: %w", port, iface, err)
+	}
+	dst := netip.AddrPortFrom(bcast, uint16(port))
+	return &UDPTransport{conn: pc.(*net.UDPConn), dst: dst, desc: fmt.Sprintf("udp4 broadcast %v on %s", dst, iface)}, nil
+}
+
+func broadcastAddr(ifi *net.Interface) (netip.Addr, error) {
+	addrs, err := ifi.Addrs()
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("peer transport: addresses of %s: %w", ifi.Name, err)
+	}
+	for _, a := range addrs {
+		ipn, ok := a.(*net.IPNet)
+		if !ok || ipn.IP.To4() == nil {
+			continue
+		}
+		ip4, mask := ipn.IP.To4(), ipn.Mask
+		if len(mask) == net.IPv6len {
+			mask = mask[12:]
+		}
+		ones, _ := ipn.Mask.Size()
+		if ones >= 31 {
+			return netip.AddrFrom4([4]byte{255, 255, 255, 255}), nil
+		}
+		var b [4]byte
+		for i := range b {
+			b[i] = ip4[i] | ^mask[i]
+		}
+		return netip.AddrFrom4(b), nil
+	}
+	return netip.Addr{}, fmt.Errorf("peer transport: interface %s has no IPv4 address; address it first or use the IPv6 transport", ifi.Name)
+}
+
+// ListenMulticast6 opens the IPv6 link-local multicast transport on iface:
+// a UDP socket on [::]:port bound to the interface, joined to group (a
+// link-local multicast address, DefaultGroup6 if invalid) on it, with hop
+// limit 1, sending to [group%iface]:port. The interface needs an IPv6
+// link-local address (it has one once up and past duplicate address
+// detection).
+func ListenMulticast6(iface string, port int, group netip.Addr) (*UDPTransport, error) {
+	if err := checkPort(port); err != nil {
+		return nil, err
+	}
+	if !group.IsValid() {
+		group = DefaultGroup6
+	}
+	if !group.Is6() || !group.IsLinkLocalMulticast() {
+		return nil, fmt.Errorf("peer transport: %v is not an IPv6 link-local multicast group (ff02::/16)", group)
+	}
+	ifi, err := net.InterfaceByName(iface)
+	if err != nil {
+		return nil, fmt.Errorf("peer transport: interface %q: %w", iface, err)
+	}
+	lc := net.ListenConfig{Control: control(iface, false)}
+	pc, err := lc.ListenPacket(context.Background(), "udp6", fmt.Sprintf("[::]:%d", port))
+	if err != nil {
+		return nil, fmt.Errorf("peer transport: listen udp6 port %d on %s: %w", port, iface, err)
+	}
+	conn := pc.(*net.UDPConn)
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("peer transport: %w", err)
+	}
+	var serr error
+	err = rc.Control(func(fd uintptr) {
+		mreq := &unix.IPv6Mreq{Multiaddr: group.As16(), Interface: uint32(ifi.Index)}
+		if serr = unix.SetsockoptIPv6Mreq(int(fd), unix.IPPROTO_IPV6, unix.IPV6_JOIN_GROUP, mreq); serr != nil {
+			serr = fmt.Errorf("join %v on %s: %w", group, iface, serr)
+			return
+		}
+		if serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_IPV6, unix.IPV6_MULTICAST_IF, ifi.Index); serr != nil {
+			serr = fmt.Errorf("IPV6_MULTICAST_IF %s: %w", iface, serr)
+			return
+		}
+		if serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_IPV6, unix.IPV6_MULTICAST_HOPS, 1); serr != nil {
+			serr = fmt.Errorf("IPV6_MULTICAST_HOPS: %w", serr)
+		}
+	})
+	if err = errors.Join(err, serr); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("peer transport: %w", err)
+	}
+	dst := netip.AddrPortFrom(group.WithZone(iface), uint16(port))
+	return &UDPTransport{conn: conn, dst: dst, desc: fmt.Sprintf("udp6 multicast %v", dst)}, nil
+}
