@@ -72,6 +72,7 @@ type RunResult struct {
 	Emu        json.RawMessage    `json:"emu,omitempty"`
 	SampleHz   float64            `json:"sample_hz"`
 	Errors     []string           `json:"errors,omitempty"`
+	Warnings   []string           `json:"warnings,omitempty"`
 	GoodputBps map[string]float64 `json:"goodput_bps,omitempty"` // receiver side, per station, from iperf3
 }
 

@@ -295,6 +295,11 @@ func executeRun(ctx context.Context, r Run, cfg RunnerConfig) (res *RunResult, e
 		}
 	}
 	res.Sysctls = tb.ReadSysctls()
+	for _, st := range r.Stations {
+		if cc := res.Sysctls[st.Name]["net.ipv4.tcp_congestion_control"]; st.Agent && !strings.HasPrefix(cc, "coopcc") {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: namespace default CC is %q after its agent started (the agent's datapath did not install a coopcc_ CC; its flows may not be bounded CUBIC)", st.Name, cc))
+		}
+	}
 
 	// Monitor sampling into flows.csv.
 	smp, err := startSampler(r, tb, filepath.Join(dir, "flows.csv"), cfg.SampleInterval)
