@@ -49,6 +49,9 @@ type Station struct {
 // Options changes how a scenario expands.
 type Options struct {
 	Quick bool // apply the scenario's [quick] reductions
+	// Duration, when set, replaces the traffic duration (after Quick); every
+	// start and stop time scales with it.
+	Duration Duration
 }
 
 // axis is one sweep dimension.
@@ -101,6 +104,12 @@ func (s *Scenario) Expand(opt Options) ([]Run, error) {
 		if q.Duration > 0 {
 			scale = q.Duration.Seconds() / s.Traffic.Duration.Seconds()
 		}
+	}
+	if opt.Duration > 0 {
+		if opt.Duration.D() < time.Second {
+			return nil, fmt.Errorf("duration %v: want at least 1s", opt.Duration)
+		}
+		scale = opt.Duration.Seconds() / s.Traffic.Duration.Seconds()
 	}
 	base := runBuild{n: s.Terminals.Count, managed: s.Terminals.Managed, delay: s.Wired.Delay,
 		wiredRate: s.Wired.Rate, apQSize: s.WLAN.APQueueSize}

@@ -19,6 +19,7 @@ type Meta struct {
 	Scenario      string                       `json:"scenario"`
 	Description   string                       `json:"description"`
 	Quick         bool                         `json:"quick"`
+	Duration      Duration                     `json:"duration_override,omitempty"`
 	Backend       string                       `json:"backend"`
 	GitRevision   string                       `json:"git_revision"`
 	Coopcc        string                       `json:"coopcc"` // binary used for the emulator and agents

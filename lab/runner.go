@@ -21,11 +21,13 @@ import (
 
 // RunnerConfig says how to run a scenario.
 type RunnerConfig struct {
-	Out     string    // results directory (created; must be empty or absent)
-	Quick   bool      // apply the scenario's [quick] reductions
-	Backend string    // BackendEmu, BackendVeth, or "" = emu when available
-	Coopcc  string    // coopcc binary for the emulator and agents ("" = this executable)
-	Log     io.Writer // progress display (nil = discard)
+	Out   string // results directory (created; must be empty or absent)
+	Quick bool   // apply the scenario's [quick] reductions
+	// Duration overrides the traffic duration (start/stop times scale).
+	Duration Duration
+	Backend  string    // BackendEmu, BackendVeth, or "" = emu when available
+	Coopcc   string    // coopcc binary for the emulator and agents ("" = this executable)
+	Log      io.Writer // progress display (nil = discard)
 	// SampleInterval is the monitor's sampling period (default 50 ms = 20 Hz).
 	SampleInterval time.Duration
 	// Only runs the runs whose id contains this string (debugging aid).
@@ -84,7 +86,7 @@ func RunScenario(ctx context.Context, s *Scenario, cfg RunnerConfig) (*Summary, 
 	default:
 		return nil, fmt.Errorf("backend %q: want %q or %q", cfg.Backend, BackendEmu, BackendVeth)
 	}
-	runs, err := s.Expand(Options{Quick: cfg.Quick})
+	runs, err := s.Expand(Options{Quick: cfg.Quick, Duration: cfg.Duration})
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +108,7 @@ func RunScenario(ctx context.Context, s *Scenario, cfg RunnerConfig) (*Summary, 
 	if err := os.WriteFile(filepath.Join(cfg.Out, "scenario.toml"), s.Source(), 0o644); err != nil {
 		return nil, fmt.Errorf("write scenario.toml: %w", err)
 	}
-	meta := &Meta{Scenario: s.Name, Description: s.Description, Quick: cfg.Quick, Backend: cfg.Backend,
+	meta := &Meta{Scenario: s.Name, Description: s.Description, Quick: cfg.Quick, Duration: cfg.Duration, Backend: cfg.Backend,
 		Start: time.Now().UTC(), Failed: map[string]string{}}
 	collectMeta(meta, cfg.Coopcc)
 	if err := writeJSON(filepath.Join(cfg.Out, "meta.json"), meta); err != nil {

@@ -170,6 +170,13 @@ n = [3]
 	if quick[0].ID != "mode=cubic,n=3,delay=4ms,rep=1" || quick[0].Length.D() != 15*time.Second {
 		t.Errorf("quick run: %s length %v", quick[0].ID, quick[0].Length)
 	}
+	short, err := s.Expand(Options{Duration: Duration(6 * time.Second)})
+	if err != nil || len(short) != 24 || short[0].Length.D() != 6*time.Second {
+		t.Errorf("duration override: %d runs, %v", len(short), err)
+	}
+	if _, err := s.Expand(Options{Duration: Duration(time.Millisecond)}); err == nil {
+		t.Error("a 1ms duration override was accepted")
+	}
 }
 
 func TestExpandModesAndGroups(t *testing.T) {

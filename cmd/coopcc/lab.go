@@ -27,6 +27,7 @@ that "coopcc lab report" turns into figures. docs/scenarios.md is the schema.`,
 func newLabRunCmd() *cobra.Command {
 	var out, backend, only, coopcc string
 	var quick, dry bool
+	var duration time.Duration
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO",
 		Short: "Run a scenario (preset name or .toml file) and write its results directory",
@@ -37,7 +38,7 @@ func newLabRunCmd() *cobra.Command {
 				return err
 			}
 			if dry {
-				runs, err := s.Expand(lab.Options{Quick: quick})
+				runs, err := s.Expand(lab.Options{Quick: quick, Duration: lab.Duration(duration)})
 				if err != nil {
 					return err
 				}
@@ -52,7 +53,7 @@ func newLabRunCmd() *cobra.Command {
 			if out == "" {
 				out = filepath.Join("results", s.Name+"-"+time.Now().Format("20060102-150405"))
 			}
-			sum, err := lab.RunScenario(cmd.Context(), s, lab.RunnerConfig{Out: out, Quick: quick, Backend: backend,
+			sum, err := lab.RunScenario(cmd.Context(), s, lab.RunnerConfig{Out: out, Quick: quick, Duration: lab.Duration(duration), Backend: backend,
 				Coopcc: coopcc, Only: only, Log: cmd.ErrOrStderr()})
 			if sum != nil {
 				fmt.Fprintf(cmd.OutOrStdout(), "%d runs (%d failed) in %v; results in %s\n", sum.Runs, sum.Failed, sum.Took.Round(time.Second), sum.Out)
@@ -62,6 +63,7 @@ func newLabRunCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.BoolVar(&quick, "quick", false, "apply the scenario's [quick] reductions (shorter runs, fewer sweep points)")
+	f.DurationVar(&duration, "duration", 0, "override the traffic duration (every start/stop time scales with it), e.g. 30s")
 	f.StringVar(&out, "out", "", "results directory (default results/SCENARIO-TIMESTAMP; must be empty)")
 	f.StringVar(&backend, "backend", "", `"emu" (WLAN emulator) or "veth" (plain bridge, no emulation); default emu when available`)
 	f.StringVar(&only, "only", "", "run only the runs whose id contains this text")
