@@ -96,6 +96,13 @@ type StationResult struct {
 	Mobility     string  `json:"mobility,omitempty"`
 	ExtraDelayMS float64 `json:"extra_delay_ms"`
 	Port         int     `json:"port"`
+	// LaunchedS and ExitedS are when the lab started the station's iperf3
+	// client and when it exited, in seconds after the traffic phase began.
+	// iperf3 counts its -t from its own test start, so a client whose
+	// connection setup was slow (a congested AP) runs later than scheduled:
+	// aggregate goodput must be taken over the window the flows shared.
+	LaunchedS float64 `json:"launched_s"`
+	ExitedS   float64 `json:"exited_s"`
 }
 
 // WiredResult is the wired pipe of a run in plain units.

@@ -322,7 +322,10 @@ func executeRun(ctx context.Context, r Run, cfg RunnerConfig) (res *RunResult, e
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			err := runClient(ctx, r, tb, i, t0, dir)
+			launched, exited, err := runClient(ctx, r, tb, i, t0, dir)
+			mu.Lock()
+			res.Stations[i].LaunchedS, res.Stations[i].ExitedS = launched.Seconds(), exited.Seconds()
+			mu.Unlock()
 			if err != nil {
 				mu.Lock()
 				errs = append(errs, err.Error())
@@ -411,12 +414,12 @@ func newRunResult(r Run, cfg RunnerConfig) *RunResult {
 
 // runClient waits for the station's start time, runs its iperf3 client
 // for its duration and stores the JSON report.
-func runClient(ctx context.Context, r Run, tb *Testbed, i int, t0 time.Time, dir string) error {
+func runClient(ctx context.Context, r Run, tb *Testbed, i int, t0 time.Time, dir string) (launched, exited time.Duration, err error) {
 	st := r.Stations[i]
 	select {
 	case <-time.After(time.Until(t0.Add(st.Start.D()))):
 	case <-ctx.Done():
-		return nil
+		return 0, 0, nil
 	}
 	secs := strconv.FormatFloat((st.Stop.D() - st.Start.D()).Seconds(), 'f', 1, 64)
 	argv := []string{"iperf3", "-c", tb.Server.Addr.String(), "-p", strconv.Itoa(r.Traffic.Port + i), "-t", secs,
@@ -437,30 +440,31 @@ func runClient(ctx context.Context, r Run, tb *Testbed, i int, t0 time.Time, dir
 	}
 	out, err := os.Create(filepath.Join(dir, "iperf3", st.Name+".json"))
 	if err != nil {
-		return fmt.Errorf("create iperf3 output: %w", err)
+		return 0, 0, fmt.Errorf("create iperf3 output: %w", err)
 	}
 	defer out.Close()
 	errPath := filepath.Join(dir, "logs", "iperf3-"+st.Name+".err")
 	errf, err := os.Create(errPath)
 	if err != nil {
-		return fmt.Errorf("create iperf3 log: %w", err)
+		return 0, 0, fmt.Errorf("create iperf3 log: %w", err)
 	}
 	defer errf.Close()
 	nd := tb.Stations[i]
+	launched = time.Since(t0)
 	p, err := tb.Exec(nd, "iperf3 client "+st.Name, argv, out, errf, syscall.SIGKILL)
 	if err != nil {
-		return err
+		return launched, launched, err
 	}
 	wctx, cancel := context.WithTimeout(ctx, st.Stop.D()-st.Start.D()+clientGrace)
 	defer cancel()
 	if err := p.wait(wctx); err != nil {
 		_ = p.stop(syscall.SIGKILL, time.Second)
 		if ctx.Err() != nil {
-			return nil
+			return launched, time.Since(t0), nil
 		}
-		return fmt.Errorf("iperf3 client of %s: %v %s", st.Name, err, tailFile(errPath, 3))
+		return launched, time.Since(t0), fmt.Errorf("iperf3 client of %s: %v %s", st.Name, err, tailFile(errPath, 3))
 	}
-	return nil
+	return launched, time.Since(t0), nil
 }
 
 // startAgents starts `coopcc agent` in every managed station's namespace.
