@@ -352,7 +352,7 @@ func (a *Agent) apply(now time.Time, desired map[netip.Addr]DPBounds, n int, pol
 				break
 			}
 			delete(a.applied, d)
-			a.event(now, d, DPBounds{}, n, polName, "destination no longer bounded")
+			a.event(now, d, DPBounds{}, n, polName, reason)
 		}
 	}
 	if failed == nil {
