@@ -361,6 +361,9 @@ func TestStatusSocket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := h.a.serveStatus(ctx, sock); err == nil || !strings.Contains(err.Error(), "in use by another agent") {
+		t.Fatalf("second server on a live socket: %v", err)
+	}
 	if r.Backend != "test" || r.N != 1 || len(r.Flows) != 1 || len(r.Bounds) != 1 || len(r.Hits) != 1 || r.Hits[0].HiHits != 42 || r.Messages["bad_mac"] != 1 {
 		t.Fatalf("status %+v", r)
 	}
