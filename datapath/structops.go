@@ -1,0 +1,180 @@
+package datapath
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
+	"github.com/cilium/ebpf/link"
+)
+
+// tcpCANameMax is TCP_CA_NAME_MAX (16, including the NUL).
+const tcpCANameMax = 16
+
+// randomCCName returns coopcc_ + 8 hex digits (15 characters).
+func randomCCName() (string, error) {
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("random cc name: %w", err)
+	}
+	return "coopcc_" + hex.EncodeToString(b[:]), nil
+}
+
+// setStructOpsName rewrites the name member of the struct_ops map's initial
+// value, so every instance registers under its own name.
+func setStructOpsName(ms *ebpf.MapSpec, name string) error {
+	if len(name) == 0 || len(name) >= tcpCANameMax {
+		return fmt.Errorf("congestion control name %q: must be 1..%d characters", name, tcpCANameMax-1)
+	}
+	st, ok := ms.Value.(*btf.Struct)
+	if !ok {
+		return fmt.Errorf("struct_ops map %s: value is %T, not a struct", ms.Name, ms.Value)
+	}
+	if len(ms.Contents) != 1 {
+		return fmt.Errorf("struct_ops map %s: %d initial values, want 1", ms.Name, len(ms.Contents))
+	}
+	buf, ok := ms.Contents[0].Value.([]byte)
+	if !ok {
+		return fmt.Errorf("struct_ops map %s: initial value is %T", ms.Name, ms.Contents[0].Value)
+	}
+	for _, m := range st.Members {
+		if m.Name != "name" {
+			continue
+		}
+		off := int(m.Offset.Bytes())
+		if off+tcpCANameMax > len(buf) {
+			return fmt.Errorf("struct_ops map %s: name member out of range", ms.Name)
+		}
+		field := buf[off : off+tcpCANameMax]
+		clear(field)
+		copy(field, name)
+		return nil
+	}
+	return fmt.Errorf("struct_ops map %s: no name member", ms.Name)
+}
+
+// openStructOps loads coopcc_cubic under a unique name, registers it, makes
+// it the namespace's default and optionally switches existing connections.
+func openStructOps(opts Options) (d *Datapath, err error) {
+	name := opts.CCName
+	if name == "" {
+		if name, err = randomCCName(); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := os.Stat("/sys/kernel/btf/vmlinux"); err != nil {
+		return nil, &unsupportedError{fmt.Errorf("struct_ops needs kernel BTF (/sys/kernel/btf/vmlinux): %w", err)}
+	}
+	spec, err := loadCubic()
+	if err != nil {
+		return nil, fmt.Errorf("parse coopcc_cubic object: %w", err)
+	}
+	ops := spec.Maps["coopcc_cubic"]
+	if err := setStructOpsName(ops, name); err != nil {
+		return nil, err
+	}
+	// The struct_ops map carries the CC name too, so `bpftool map show`
+	// and `bpftool struct_ops show` name the instance.
+	ops.Name = name
+	var objs cubicObjects
+	if err := spec.LoadAndAssign(&objs, nil); err != nil {
+		return nil, &unsupportedError{fmt.Errorf("load coopcc_cubic (struct_ops, CUBIC kfuncs; `coopcc clamp --probe` says what is missing): %w", explainLoadError(err))}
+	}
+	var undo []func() error
+	defer func() {
+		if err != nil {
+			for i := len(undo) - 1; i >= 0; i-- {
+				_ = undo[i]()
+			}
+		}
+	}()
+	undo = append(undo, objs.Close)
+
+	reg, err := link.AttachStructOps(link.StructOpsOptions{Map: objs.CoopccCubic})
+	if err != nil {
+		return nil, &unsupportedError{fmt.Errorf("register congestion control %s: %w", name, err)}
+	}
+	undo = append(undo, reg.Close)
+
+	old, err := readDefaultCC(opts.Netns)
+	if err != nil {
+		return nil, err
+	}
+	if ok, err := ccRegistered(old); err != nil {
+		return nil, err
+	} else if !ok {
+		// A previous instance died (SIGKILL) and left its unregistered CC as
+		// the namespace default; the value before it is lost. Restore the
+		// caller's namespace default instead (usually the host's, which a
+		// new namespace inherits), or reno, which is always built in.
+		old = "reno"
+		if opts.Netns != "" {
+			if own, err := readDefaultCC(""); err == nil {
+				if ok, _ := ccRegistered(own); ok {
+					old = own
+				}
+			}
+		}
+	}
+	if err := writeDefaultCC(opts.Netns, name); err != nil {
+		return nil, err
+	}
+	undo = append(undo, func() error { return writeDefaultCC(opts.Netns, old) })
+
+	var switched SwitchResult
+	if opts.SwitchExisting {
+		// Connections on the previous default or on plain CUBIC move to the
+		// bounded CUBIC; others (e.g. a flow that chose bbr) are left alone.
+		// [interpretation] switching a non-CUBIC default too matches what
+		// happens to new connections, which all get the bounded CUBIC.
+		res, err := switchCC(opts.Netns, old, "cubic", name)
+		if err != nil {
+			return nil, fmt.Errorf("switch existing connections from %s to %s: %w", old, name, err)
+		}
+		switched = res
+		// Connections switched here are switched back by the close path below.
+	}
+
+	d = &Datapath{
+		backend:  BackendStructOps,
+		ccName:   name,
+		bounds:   objs.CoopccBnd,
+		config:   objs.CoopccCfg,
+		counters: objs.CoopccCnt,
+		switched: switched,
+		objIDs:   collectIDs(objs.CoopccCubic, objs.CoopccBnd, objs.CoopccCfg, objs.CoopccCnt, objs.CoopccInit, objs.CoopccSsthresh, objs.CoopccCongAvoid, objs.CoopccSetState, objs.CoopccCwndEvent, objs.CoopccPktsAcked, objs.CoopccUndoCwnd),
+	}
+	d.closeFn = func() error {
+		var errs []error
+		if err := writeDefaultCC(opts.Netns, old); err != nil {
+			errs = append(errs, err)
+		}
+		// Sockets still on our CC hold references to the BPF programs:
+		// move them to plain CUBIC (the same algorithm, unbounded) so that
+		// nothing stays loaded.
+		if _, err := switchCC(opts.Netns, name, "", "cubic"); err != nil {
+			errs = append(errs, fmt.Errorf("switch connections back from %s to cubic: %w", name, err))
+		}
+		if err := reg.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("unregister %s: %w", name, err))
+		}
+		if err := objs.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close BPF objects: %w", err))
+		}
+		return errors.Join(errs...)
+	}
+	return d, nil
+}
+
+// explainLoadError keeps the verifier log short in error messages.
+func explainLoadError(err error) error {
+	var ve *ebpf.VerifierError
+	if errors.As(err, &ve) {
+		return fmt.Errorf("%w (verifier: %+.20v)", err, ve)
+	}
+	return err
+}

@@ -1,0 +1,531 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+	"net/netip"
+	"sort"
+	"strings"
+	"time"
+)
+
+// CoopParams configures the coop policy. All are dimensionless controller
+// constants, not properties of an environment; the zero value of each field
+// means its documented default.
+type CoopParams struct {
+	// TargetRatio ρ* is the aggregate RTT ratio the controller holds:
+	// (base + queueing delay)/base. Default 1.25 (a fifth of the inflight
+	// data queued: enough to keep the medium busy, little added delay).
+	TargetRatio float64 `toml:"target_ratio" json:"target_ratio,omitempty"`
+	// Gain k is the exponent of the control law g = (ρ*/ρ)^k. Default 0.5.
+	Gain float64 `toml:"gain" json:"gain,omitempty"`
+	// GainMin, GainMax clamp g per evaluation. Defaults 0.5 and 1.25.
+	GainMin float64 `toml:"gain_min" json:"gain_min,omitempty"`
+	GainMax float64 `toml:"gain_max" json:"gain_max,omitempty"`
+	// LoFraction is the lower bound as a fraction of the upper bound while
+	// the RTT is not inflated. Default 0.5.
+	LoFraction float64 `toml:"lo_fraction" json:"lo_fraction,omitempty"`
+	// HiFloor is the smallest upper bound ever set, segments. Default 2.
+	HiFloor uint32 `toml:"hi_floor" json:"hi_floor,omitempty"`
+	// Headroom is the extra rate granted to an application-limited flow or
+	// terminal above what it uses now, so it can grow. Default 0.1 (10 %).
+	Headroom float64 `toml:"headroom" json:"headroom,omitempty"`
+	// ProbeCap caps the capacity estimate at ProbeCap × the measured sum of
+	// delivery rates, so it cannot run away while demand is low. Default 2.
+	ProbeCap float64 `toml:"probe_cap" json:"probe_cap,omitempty"`
+	// Capability is this terminal's throughput when alone, bytes/s (0 =
+	// unknown); used only with WeightByCapability.
+	Capability float64 `toml:"capability" json:"capability,omitempty"`
+	// WeightByCapability shares capacity in proportion to each terminal's
+	// capability (papers/003's weighted fairness) instead of equally.
+	WeightByCapability bool `toml:"weight_by_capability" json:"weight_by_capability,omitempty"`
+	// DisableSoloFloor turns off the lower bound set when no peer is heard.
+	DisableSoloFloor bool `toml:"disable_solo_floor" json:"disable_solo_floor,omitempty"`
+	// OffRatio, OffAfter, OffFor: switch coop off for OffFor when the group's
+	// ratio stays above OffRatio × TargetRatio for OffAfter without improving
+	// by 10 %. Defaults 2, 10 s, 30 s. DisableSwitchOff keeps coop on.
+	OffRatio         float64       `toml:"off_ratio" json:"off_ratio,omitempty"`
+	OffAfter         time.Duration `toml:"off_after" json:"off_after,omitempty"`
+	OffFor           time.Duration `toml:"off_for" json:"off_for,omitempty"`
+	DisableSwitchOff bool          `toml:"disable_switch_off" json:"disable_switch_off,omitempty"`
+}
+
+// Defaults returns c with every zero field replaced by its default.
+func (c CoopParams) Defaults() CoopParams {
+	def := func(x *float64, d float64) {
+		if !(*x > 0) {
+			*x = d
+		}
+	}
+	def(&c.TargetRatio, 1.25)
+	def(&c.Gain, 0.5)
+	def(&c.GainMin, 0.5)
+	def(&c.GainMax, 1.25)
+	def(&c.LoFraction, 0.5)
+	def(&c.Headroom, 0.1)
+	def(&c.ProbeCap, 2)
+	def(&c.OffRatio, 2)
+	if c.HiFloor == 0 {
+		c.HiFloor = 2
+	}
+	if c.OffAfter <= 0 {
+		c.OffAfter = 10 * time.Second
+	}
+	if c.OffFor <= 0 {
+		c.OffFor = 30 * time.Second
+	}
+	return c
+}
+
+// Validate reports the first unusable coop parameter.
+func (c CoopParams) Validate() error {
+	bad := func(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) || x < 0 }
+	switch {
+	case bad(c.TargetRatio) || (c.TargetRatio != 0 && c.TargetRatio <= 1):
+		return fmt.Errorf("coop target ratio %v: want a value > 1 (default 1.25)", c.TargetRatio)
+	case bad(c.Gain) || c.Gain > 1:
+		return fmt.Errorf("coop gain %v: want 0 < k <= 1 for a monotone, stable loop (default 0.5)", c.Gain)
+	case bad(c.GainMin) || c.GainMin > 1:
+		return fmt.Errorf("coop minimum gain %v: want 0 < g <= 1 (default 0.5)", c.GainMin)
+	case bad(c.GainMax) || (c.GainMax != 0 && c.GainMax < 1):
+		return fmt.Errorf("coop maximum gain %v: want g >= 1 (default 1.25)", c.GainMax)
+	case bad(c.LoFraction) || c.LoFraction > 1:
+		return fmt.Errorf("coop lower-bound fraction %v: want 0..1 (default 0.5)", c.LoFraction)
+	case bad(c.Headroom), bad(c.Capability):
+		return fmt.Errorf("coop headroom %v / capability %v: want finite values >= 0", c.Headroom, c.Capability)
+	case bad(c.OffRatio) || (c.OffRatio != 0 && c.OffRatio < 1):
+		return fmt.Errorf("coop switch-off ratio %v: want a multiple of the target >= 1 (default 2)", c.OffRatio)
+	case bad(c.ProbeCap) || (c.ProbeCap != 0 && c.ProbeCap < 1):
+		return fmt.Errorf("coop probe cap %v: want >= 1 (default 2)", c.ProbeCap)
+	}
+	return nil
+}
+
+// coop is this project's policy. See docs/policies.md for the derivation.
+//
+// Every EvalInterval it:
+//
+//  1. forms the group of active terminals: self (if it has flows) and every
+//     peer with ActiveFlows > 0;
+//  2. computes the group's base RTT R̄ (mean of the terminals' min RTTs), the
+//     shared queueing delay d (median over terminals of SRTT − min RTT: all
+//     terminals queue behind the same AP) and the aggregate ratio
+//     ρ = (R̄ + d)/R̄;
+//  3. updates the capacity estimate C (bytes/s) multiplicatively,
+//     C ← C · clamp((ρ*/ρ)^k, GainMin, GainMax), capped at ProbeCap × the
+//     measured sum of all terminals' delivery rates; C starts at that sum;
+//  4. shares C max-min by demand (application-limited terminals get what they
+//     use plus Headroom, the rest split the remainder, optionally weighted by
+//     capability), then splits this terminal's share the same way over its own
+//     flows;
+//  5. turns each flow's rate r into a window for the common target queueing
+//     delay d* = (ρ*−1)·R̄: hi = max(HiFloor, r·(R_f + d*)/MSS), R_f the
+//     flow's own min RTT, so flows with different wired delays get equal rates;
+//  6. sets lo = LoFraction·hi while ρ < ρ* (not inflated: a loss is not
+//     congestion and must not collapse cwnd, papers/002), lo = 0 otherwise.
+//
+// Loop gain: if all terminals run coop and C is above the true capacity C₀
+// the queue settles where ρ = ρ*·C/C₀, so one step maps ln(C/C₀) to
+// (1−k)·ln(C/C₀): with k = 0.5 the error halves every step, monotonically;
+// with one step of measurement delay the poles are at |z| = √k ≈ 0.71 (k < 1
+// is stable). The gain clamps bound any single step to ×0.5 … ×1.25.
+//
+// With no peer heard there is nothing to share: no upper bound; while the
+// flow's own ratio_rtt < ρ* a lower bound of LoFraction × (recent rate × min
+// RTT) keeps a non-congestion loss from collapsing cwnd; otherwise inactive.
+type coop struct {
+	p        Params
+	tick     cadence
+	capacity float64 // bytes/s, 0 = not estimated yet
+	last     Decision
+	rateMem  map[netip.Addr]float64 // decaying maximum of the per-flow rate, per destination
+	// targets are the last rate targets per destination (bytes/s per bulk
+	// flow) and the target queueing delay, kept for tests and reasons.
+	targets map[netip.Addr]float64
+	dStar   time.Duration
+	// Switch-off state: since when the ratio has been stuck above
+	// OffRatio × target (and the smallest ratio since then), and until when
+	// coop is off.
+	stuckSince, offUntil time.Time
+	stuckMin             float64
+}
+
+func newCoop(p Params) *coop {
+	return &coop{p: p, rateMem: map[netip.Addr]float64{}, targets: map[netip.Addr]float64{}}
+}
+
+func (c *coop) Name() string { return "coop" }
+
+// terminal is one member of the sharing group as coop sees it.
+type terminal struct {
+	base, queue time.Duration
+	rate        float64
+	appLimited  bool
+	capability  float64
+}
+
+func (c *coop) Decide(v View) Decision {
+	cp := c.p.Coop
+	gs := groupByDst(v.Flows, c.p.MSS)
+	if len(gs) == 0 {
+		c.reset()
+		return Decision{Reason: "coop: no flows"}
+	}
+	eval, update := c.tick.due(v.Now, c.p.EvalInterval, gs)
+	if !eval {
+		return copyDecision(c.last)
+	}
+
+	c.rememberRates(gs, update)
+	var peers []terminal
+	for _, pv := range v.Peers {
+		if pv.ActiveFlows <= 0 {
+			continue
+		}
+		t := terminal{base: max(pv.MinRTT, 0), rate: finiteOr0(pv.DeliveryRate), appLimited: pv.AppLimited, capability: finiteOr0(pv.Capability)}
+		if pv.MinRTT > 0 && pv.SRTT > pv.MinRTT {
+			t.queue = pv.SRTT - pv.MinRTT
+		}
+		peers = append(peers, t)
+	}
+	if len(peers) == 0 {
+		c.capacity = 0
+		c.last = c.solo(gs, "coop: no peers heard, nothing to share")
+		return copyDecision(c.last)
+	}
+
+	// Self as a terminal: smallest base RTT, median queueing delay of its
+	// destinations, summed rate.
+	self := terminal{capability: cp.Capability, appLimited: true}
+	var selfQ []time.Duration
+	for _, g := range gs {
+		if g.MinRTT > 0 && (self.base == 0 || g.MinRTT < self.base) {
+			self.base = g.MinRTT
+		}
+		if g.MinRTT > 0 {
+			selfQ = append(selfQ, max(g.SRTT-g.MinRTT, 0))
+		}
+		self.rate += g.Rate
+		if g.Bulk > 0 {
+			self.appLimited = false
+		}
+	}
+	self.queue = median(selfQ)
+	terms := append([]terminal{self}, peers...)
+
+	// Group delay statistics, in seconds (float: no overflow on huge inputs).
+	var sumBase, measured float64
+	var nBase int
+	var queues []time.Duration
+	for _, t := range terms {
+		measured += t.rate
+		if t.base > 0 {
+			sumBase += t.base.Seconds()
+			nBase++
+			queues = append(queues, t.queue)
+		}
+	}
+	if nBase == 0 {
+		c.capacity = 0
+		c.last = Decision{Reason: fmt.Sprintf("coop: %d peers heard but no RTT known yet; no bounds", len(peers))}
+		return copyDecision(c.last)
+	}
+	rbar := sumBase / float64(nBase) // s
+	d := median(queues).Seconds()
+	ratio := (rbar + d) / rbar
+	dStar := (cp.TargetRatio - 1) * rbar // s
+	inflated := ratio >= cp.TargetRatio
+
+	// The capacity floor is HiFloor segments per terminal per base RTT, the
+	// least the windows carry anyway.
+	floor := float64(cp.HiFloor) * float64(c.p.MSS) * float64(len(terms)) / rbar
+
+	// Switching off when it does not help (papers/004 §VI): the group's RTT
+	// stays above OffRatio × the ratio our own windows can explain for
+	// OffAfter without improving (by 10 %) — queues filled by hosts without
+	// coopcc, or a bottleneck elsewhere. Then no bounds for OffFor, and a
+	// fresh start (the capacity is measured again). The windows explain
+	// ρ_exp = ρ*·max(C, floor)/measured: when HiFloor binds (tiny BDPs, e.g.
+	// 4 ms paths) the queue it causes is ours and is no reason to switch off.
+	expected := cp.TargetRatio
+	if measured > 0 && c.capacity > 0 {
+		expected = max(expected, cp.TargetRatio*max(c.capacity, floor)/measured)
+	}
+	if !cp.DisableSwitchOff {
+		if !c.offUntil.IsZero() {
+			if v.Now.Before(c.offUntil) && !v.Now.Before(c.offUntil.Add(-cp.OffFor)) {
+				c.last = Decision{Reason: fmt.Sprintf("coop: switched off until %s: ratio stayed high for %v despite bounds (hosts without coopcc, or a bottleneck elsewhere?); now ratio %.2f",
+					c.offUntil.Format(time.RFC3339), cp.OffAfter, ratio)}
+				return copyDecision(c.last)
+			}
+			c.offUntil, c.stuckSince, c.capacity = time.Time{}, time.Time{}, 0
+		}
+		switch {
+		case c.capacity == 0 || ratio <= cp.OffRatio*expected:
+			c.stuckSince = time.Time{}
+		case c.stuckSince.IsZero() || v.Now.Before(c.stuckSince) || ratio < 0.9*c.stuckMin:
+			c.stuckSince, c.stuckMin = v.Now, ratio
+		case v.Now.Sub(c.stuckSince) >= cp.OffAfter:
+			c.offUntil = v.Now.Add(cp.OffFor)
+			c.capacity, c.stuckSince = 0, time.Time{}
+			c.last = Decision{Reason: fmt.Sprintf("coop: switching off until %s: ratio %.2f stayed above %.2f for %v despite bounds (hosts without coopcc, or a bottleneck elsewhere?)",
+				c.offUntil.Format(time.RFC3339), ratio, cp.OffRatio*expected, cp.OffAfter)}
+			return copyDecision(c.last)
+		}
+	}
+
+	// Capacity estimate. Until the group's RTT first inflates there is no
+	// measurement of capacity (the path is not saturated): no upper bound,
+	// only the lower bound of solo mode. At the first inflation the sum of
+	// delivery rates is the path's throughput: that starts the estimate.
+	if c.capacity == 0 && !inflated {
+		c.last = c.solo(gs, fmt.Sprintf("coop: %d terminals, ratio %.2f below target %.2f, capacity not measured yet (no upper bound)", len(terms), ratio, cp.TargetRatio))
+		return copyDecision(c.last)
+	}
+	gain := 1.0
+	if c.capacity == 0 {
+		c.capacity = max(measured, floor)
+	} else if update {
+		gain = min(max(math.Pow(cp.TargetRatio/ratio, cp.Gain), cp.GainMin), cp.GainMax)
+		prev := c.capacity
+		c.capacity = prev * gain
+		if inflated && measured > 0 {
+			// While the queue is inflated the bottleneck is busy and the
+			// measured sum is what it delivers: windows sized for it
+			// already drain the queue to the target, so never cut below
+			// the measurement times the same gain (no undershoot while the
+			// queue drains with a lag), and never raise C while inflated.
+			c.capacity = max(c.capacity, min(prev, measured*gain))
+		}
+		if measured > 0 {
+			c.capacity = min(c.capacity, cp.ProbeCap*measured)
+		}
+		c.capacity = max(c.capacity, floor)
+	}
+
+	// Terminal shares. The bound is a cap, not an allocation: this terminal
+	// is always counted as unlimited (so an app-limited flow of ours may
+	// still grow to its fair share), the peers with their demands.
+	demands := make([]float64, len(terms))
+	weights := make([]float64, len(terms))
+	meanCap, nCap := 0.0, 0
+	for _, t := range terms {
+		if t.capability > 0 {
+			meanCap += t.capability
+			nCap++
+		}
+	}
+	if nCap > 0 {
+		meanCap /= float64(nCap)
+	}
+	for i, t := range terms {
+		demands[i] = math.Inf(1)
+		if i > 0 && t.appLimited {
+			demands[i] = t.rate * (1 + cp.Headroom)
+		}
+		weights[i] = 1
+		if cp.WeightByCapability {
+			switch {
+			case t.capability > 0:
+				weights[i] = t.capability
+			case nCap > 0:
+				weights[i] = meanCap
+			}
+		}
+	}
+	selfShare := MaxMinShares(c.capacity, demands, weights)[0]
+
+	// Own flows: the same, each flow's cap computed with its own demand
+	// unlimited and the other flows' app-limited demands as they are.
+	flowDemands := make([]float64, len(v.Flows))
+	for i, f := range v.Flows {
+		flowDemands[i] = math.Inf(1)
+		if f.AppLimited {
+			flowDemands[i] = finiteOr0(f.DeliveryRate) * (1 + cp.Headroom)
+		}
+	}
+
+	per := map[netip.Addr]Bounds{}
+	clear(c.targets)
+	for i, f := range v.Flows {
+		saved := flowDemands[i]
+		flowDemands[i] = math.Inf(1)
+		r := MaxMinShares(selfShare, flowDemands, nil)[i]
+		flowDemands[i] = saved
+		base := f.MinRTT.Seconds()
+		if base <= 0 {
+			base = rbar
+		}
+		mss := f.MSS
+		if mss == 0 {
+			mss = c.p.MSS
+		}
+		hi := max(cp.HiFloor, toSegments(r*(base+dStar)/float64(mss)))
+		var lo uint32
+		if !inflated {
+			lo = min(toSegments(cp.LoFraction*float64(hi)), hi)
+		}
+		b, seen := per[f.Dst]
+		if !seen {
+			b = Bounds{Lo: lo, Hi: hi}
+		} else {
+			b = Bounds{Lo: min(b.Lo, lo), Hi: max(b.Hi, hi)}
+		}
+		per[f.Dst] = b
+		if r > c.targets[f.Dst] {
+			c.targets[f.Dst] = r
+		}
+	}
+	c.dStar = seconds(dStar)
+
+	var parts []string
+	for _, g := range gs {
+		b := per[g.Dst]
+		parts = append(parts, fmt.Sprintf("%s: %.0f B/s → hi %d lo %d", dstName(g.Dst), c.targets[g.Dst], b.Hi, b.Lo))
+	}
+	state := "not inflated"
+	if inflated {
+		state = "inflated"
+	}
+	c.last = decision(per, fmt.Sprintf("coop: %d terminals (%d peers), capacity %.0f B/s (measured %.0f, gain %.3f), ratio %.2f %s (target %.2f; base %v, queue %v, target queue %v), share %.0f B/s; %s",
+		len(terms), len(peers), c.capacity, measured, gain, ratio, state, cp.TargetRatio, seconds(rbar), seconds(d), seconds(dStar), selfShare, strings.Join(parts, "; ")))
+	return copyDecision(c.last)
+}
+
+// rememberRates keeps, per destination, a decaying maximum of the per-flow
+// delivery rate (×0.9 per evaluation: it halves in about 3.3 s at 0.5 s), so
+// the lower bound does not collapse together with the rate right after a loss.
+func (c *coop) rememberRates(gs []dstGroup, update bool) {
+	seen := map[netip.Addr]bool{}
+	for _, g := range gs {
+		seen[g.Dst] = true
+		mem := c.rateMem[g.Dst]
+		if update {
+			mem *= 0.9
+		}
+		c.rateMem[g.Dst] = max(mem, g.Rate/float64(g.Flows))
+	}
+	for dst := range c.rateMem {
+		if !seen[dst] {
+			delete(c.rateMem, dst)
+		}
+	}
+}
+
+// solo is the decision without an upper bound: used when no peer is heard
+// (nothing to share) and before the group's capacity has been measured. While
+// a destination's own ratio_rtt is below target, lo = LoFraction × remembered
+// rate × min RTT / MSS (if at least 2 segments); otherwise no bound at all.
+func (c *coop) solo(gs []dstGroup, prefix string) Decision {
+	cp := c.p.Coop
+	clear(c.targets)
+	per := map[netip.Addr]Bounds{}
+	var parts []string
+	active := false
+	for _, g := range gs {
+		mem := c.rateMem[g.Dst]
+		var lo uint32
+		if !cp.DisableSoloFloor && g.MinRTT > 0 && g.Ratio < cp.TargetRatio {
+			lo = toSegments(cp.LoFraction * mem * g.MinRTT.Seconds() / float64(g.MSS))
+			if lo < 2 {
+				lo = 0 // a floor of one segment protects nothing
+			}
+		}
+		per[g.Dst] = Bounds{Lo: lo}
+		if lo > 0 {
+			active = true
+		}
+		parts = append(parts, fmt.Sprintf("%s: ratio_rtt %.2f, rate %.0f B/s → lo %d", dstName(g.Dst), g.Ratio, mem, lo))
+	}
+	reason := prefix + "; " + strings.Join(parts, "; ")
+	if !active {
+		return Decision{Reason: reason}
+	}
+	return decision(per, reason)
+}
+
+func (c *coop) reset() {
+	c.tick = cadence{}
+	c.stuckSince, c.offUntil = time.Time{}, time.Time{}
+	c.capacity = 0
+	c.last = Decision{}
+	clear(c.rateMem)
+	clear(c.targets)
+}
+
+// MaxMinShares divides capacity among claimants with the given demands
+// (+Inf = unlimited) by weighted max-min fairness (water-filling): a claimant
+// whose demand is below its weighted fair share gets its demand, the others
+// split what remains in proportion to their weights. weights may be nil (all
+// 1); weights ≤ 0 or NaN count as 1; demands ≤ 0 or NaN get 0. Unclaimed
+// capacity (all demands met) is left unallocated.
+func MaxMinShares(capacity float64, demands, weights []float64) []float64 {
+	out := make([]float64, len(demands))
+	if !(capacity > 0) {
+		return out
+	}
+	w := func(i int) float64 {
+		if weights == nil || i >= len(weights) || !(weights[i] > 0) || math.IsInf(weights[i], 0) {
+			return 1
+		}
+		return weights[i]
+	}
+	open := make([]int, 0, len(demands))
+	for i, d := range demands {
+		if d > 0 { // excludes NaN
+			open = append(open, i)
+		}
+	}
+	// Satisfy the smallest demand-per-weight first.
+	sort.SliceStable(open, func(a, b int) bool {
+		return demands[open[a]]/w(open[a]) < demands[open[b]]/w(open[b])
+	})
+	remaining := capacity
+	for k, i := range open {
+		var wsum float64
+		for _, j := range open[k:] {
+			wsum += w(j)
+		}
+		fair := remaining * w(i) / wsum
+		if demands[i] <= fair {
+			out[i] = demands[i]
+		} else {
+			out[i] = fair
+		}
+		remaining = max(remaining-out[i], 0)
+	}
+	return out
+}
+
+// median of durations (0 for none).
+func median(xs []time.Duration) time.Duration {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), xs...)
+	sort.Slice(s, func(a, b int) bool { return s[a] < s[b] })
+	m := len(s) / 2
+	if len(s)%2 == 1 {
+		return s[m]
+	}
+	return s[m-1]/2 + s[m]/2
+}
+
+func finiteOr0(x float64) float64 {
+	if finitePos(x) {
+		return x
+	}
+	return 0
+}
+
+// seconds converts float seconds to a Duration, saturating instead of
+// overflowing.
+func seconds(s float64) time.Duration {
+	switch {
+	case math.IsNaN(s) || s <= 0:
+		return 0
+	case s >= float64(math.MaxInt64)/1e9:
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(s * 1e9)
+}

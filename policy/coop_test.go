@@ -1,0 +1,472 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coopcc/coopcc/policy/fairness"
+)
+
+func newCoopT(t *testing.T, p Params) *coop {
+	t.Helper()
+	pol, err := New("coop", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pol.(*coop)
+}
+
+// inflatedPeer is a network-limited peer that sees the given queueing delay.
+func inflatedPeer(base, queue time.Duration, rate float64) PeerView {
+	return PeerView{ActiveFlows: 1, SRTT: base + queue, MinRTT: base, DeliveryRate: rate}
+}
+
+func TestCoopEqualRatesAcrossBaseRTTs(t *testing.T) {
+	c := newCoopT(t, Params{})
+	q := time.Second // inflated: the first decision measures the capacity
+	v := View{Now: t0,
+		Flows: []FlowView{
+			{Dst: dstA, MSS: 1448, SRTT: 4*time.Millisecond + q, MinRTT: 4 * time.Millisecond, DeliveryRate: 20e6},
+			{Dst: dstB, MSS: 1448, SRTT: 256*time.Millisecond + q, MinRTT: 256 * time.Millisecond, DeliveryRate: 20e6},
+		},
+		Peers: []PeerView{inflatedPeer(130*time.Millisecond, q, 40e6)},
+	}
+	d := c.Decide(v)
+	if !d.Active {
+		t.Fatalf("inactive: %q", d.Reason)
+	}
+	// Capacity = 80e6 B/s measured, two terminals → 40e6 for us, 20e6 per flow.
+	ra, rb := c.targets[dstA], c.targets[dstB]
+	if math.Abs(ra-rb) > 1e-6*ra || math.Abs(ra-20e6) > 1 {
+		t.Fatalf("rate targets %v (4 ms) and %v (256 ms): want equal, 20e6", ra, rb)
+	}
+	// The windows give equal rates at the common target queueing delay.
+	dStar := c.dStar.Seconds()
+	xa := float64(d.PerDst[dstA].Hi) * 1448 / (0.004 + dStar)
+	xb := float64(d.PerDst[dstB].Hi) * 1448 / (0.256 + dStar)
+	if math.Abs(xa-xb)/xb > 0.01 {
+		t.Fatalf("rates at target delay %v: %.0f vs %.0f B/s (hi %d, %d)", c.dStar, xa, xb, d.PerDst[dstA].Hi, d.PerDst[dstB].Hi)
+	}
+	if d.PerDst[dstA].Hi >= d.PerDst[dstB].Hi {
+		t.Fatalf("hi(4 ms) %d >= hi(256 ms) %d", d.PerDst[dstA].Hi, d.PerDst[dstB].Hi)
+	}
+
+	// Across terminals: a 4 ms terminal and a 256 ms terminal get the same share.
+	c2 := newCoopT(t, Params{})
+	v2 := View{Now: t0,
+		Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: 4*time.Millisecond + q, MinRTT: 4 * time.Millisecond, DeliveryRate: 1e6}},
+		Peers: []PeerView{inflatedPeer(256*time.Millisecond, q, 3e6)},
+	}
+	c2.Decide(v2)
+	if got := c2.targets[dstA]; math.Abs(got-2e6) > 1 {
+		t.Fatalf("4 ms terminal's share %v, want half of 4e6", got)
+	}
+}
+
+func TestCoopAppLimitedPeerReleasesShare(t *testing.T) {
+	base, q := 256*time.Millisecond, time.Second
+	mk := func(appLimited bool) float64 {
+		c := newCoopT(t, Params{})
+		ps := []PeerView{inflatedPeer(base, q, 1e6), inflatedPeer(base, q, 0.1e6)}
+		ps[1].AppLimited = appLimited
+		c.Decide(View{Now: t0,
+			Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: base + q, MinRTT: base, DeliveryRate: 1e6}},
+			Peers: ps})
+		return c.targets[dstA]
+	}
+	bulk, released := mk(false), mk(true)
+	// Capacity 2.1e6: three bulk terminals → 0.7e6 each; with the third
+	// app-limited at 0.1e6 (+10 % headroom) the other two split 2.1e6 − 0.11e6.
+	if math.Abs(bulk-0.7e6) > 1 {
+		t.Fatalf("share with a bulk peer %v, want 0.7e6", bulk)
+	}
+	if math.Abs(released-0.995e6) > 1 {
+		t.Fatalf("share with an app-limited peer %v, want 0.995e6", released)
+	}
+	// An idle peer (no active flows) is ignored entirely.
+	c := newCoopT(t, Params{})
+	c.Decide(View{Now: t0,
+		Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: base + q, MinRTT: base, DeliveryRate: 1e6}},
+		Peers: []PeerView{inflatedPeer(base, q, 1e6), {ActiveFlows: 0, DeliveryRate: 5e6}}})
+	if got := c.targets[dstA]; math.Abs(got-1e6) > 1 {
+		t.Fatalf("share with an idle peer %v, want 1e6", got)
+	}
+}
+
+func TestCoopOwnAppLimitedFlowMayGrowToItsShare(t *testing.T) {
+	base, q := 100*time.Millisecond, 500*time.Millisecond
+	c := newCoopT(t, Params{})
+	c.Decide(View{Now: t0,
+		Flows: []FlowView{
+			{Dst: dstA, MSS: 1448, SRTT: base + q, MinRTT: base, DeliveryRate: 10e3, AppLimited: true},
+			{Dst: dstB, MSS: 1448, SRTT: base + q, MinRTT: base, DeliveryRate: 1.99e6},
+		},
+		Peers: []PeerView{inflatedPeer(base, q, 2e6)}})
+	// Capacity 4e6; ours 2e6. The bulk flow gets 2e6 − 11e3; the
+	// app-limited one is capped at what it would get as bulk (1e6), not at 11e3.
+	if got := c.targets[dstB]; math.Abs(got-(2e6-11e3)) > 1 {
+		t.Fatalf("bulk flow %v, want %v", got, 2e6-11e3)
+	}
+	if got := c.targets[dstA]; math.Abs(got-1e6) > 1 {
+		t.Fatalf("app-limited flow's cap %v, want 1e6", got)
+	}
+}
+
+func TestCoopBoundsShrinkAsRatioRises(t *testing.T) {
+	c := newCoopT(t, Params{})
+	base := 256 * time.Millisecond
+	prev := uint32(math.MaxUint32)
+	for i, ratio := range []float64{2, 2.5, 3, 4, 6, 8, 12} {
+		q := time.Duration((ratio - 1) * float64(base))
+		d := c.Decide(View{Now: t0.Add(time.Duration(i) * 500 * time.Millisecond),
+			Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: base + q, MinRTT: base, DeliveryRate: 1e6}},
+			Peers: []PeerView{inflatedPeer(base, q, 1e6)}})
+		hi := d.PerDst[dstA].Hi
+		// Strictly smaller while the gain (1.25/ratio)^0.5 is above its 0.5
+		// clamp (ratio < 5); beyond, each step halves at most and the
+		// estimate stays at half the measured throughput (no undershoot).
+		if i > 0 && (hi > prev || ratio < 5 && hi == prev) {
+			t.Fatalf("ratio %.1f: hi %d after %d (%q)", ratio, hi, prev, d.Reason)
+		}
+		if d.PerDst[dstA].Lo != 0 {
+			t.Fatalf("ratio %.1f (inflated): lo %d, want 0", ratio, d.PerDst[dstA].Lo)
+		}
+		prev = hi
+	}
+	if want := uint32(110); prev != want { // 0.5e6 × (0.256 + 0.064) / 1448 = 110.5
+		t.Fatalf("final hi %d, want %d (half the measured 2e6 B/s shared by 2)", prev, want)
+	}
+	// When the throughput itself falls while inflated, the bound follows it down.
+	q := 11 * base
+	d := c.Decide(View{Now: t0.Add(10 * time.Second),
+		Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: base + q, MinRTT: base, DeliveryRate: 0.2e6}},
+		Peers: []PeerView{inflatedPeer(base, q, 0.2e6)}})
+	if hi := d.PerDst[dstA].Hi; hi >= prev {
+		t.Fatalf("throughput fell to 0.4e6: hi %d, not below %d", hi, prev)
+	}
+}
+
+func TestCoopSwitchesOffWhenItCannotDrainTheQueue(t *testing.T) {
+	c := newCoopT(t, Params{})
+	base := 50 * time.Millisecond
+	at := func(s float64, ratio float64) Decision {
+		q := time.Duration((ratio - 1) * float64(base))
+		return c.Decide(View{Now: t0.Add(time.Duration(s * float64(time.Second))),
+			Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: base + q, MinRTT: base, DeliveryRate: 1e6}},
+			Peers: []PeerView{inflatedPeer(base, q, 1e6)}})
+	}
+	// Draining (ratio falling by > 10 % per step) never switches off.
+	r := 40.0
+	for s := 0.0; s < 15; s += 0.5 {
+		if d := at(s, r); !d.Active {
+			t.Fatalf("t=%.1f draining ratio %.1f: switched off: %q", s, r, d.Reason)
+		}
+		r = max(r*0.85, 1.25)
+	}
+	// Stuck at ratio 6 (> 2 × 1.25) from t = 15 s: off after 10 s.
+	for s := 15.0; s < 25; s += 0.5 {
+		if d := at(s, 6); !d.Active {
+			t.Fatalf("t=%.1f: off after only %.1f s stuck", s, s-15)
+		}
+	}
+	if d := at(25, 6); d.Active || !strings.Contains(d.Reason, "switching off") {
+		t.Fatalf("t=25: still on after 10 s stuck: %q", d.Reason)
+	}
+	if d := at(40, 1.1); d.Active || !strings.Contains(d.Reason, "switched off") {
+		t.Fatalf("t=40: back on during the 30 s off period: %q", d.Reason)
+	}
+	// After 30 s it starts afresh: inflated → capacity measured → bounded.
+	if d := at(55.5, 6); !d.Active || d.PerDst[dstA].Hi == 0 {
+		t.Fatalf("t=55.5: not restarted: %q", d.Reason)
+	}
+	// Disabled: never off.
+	c = newCoopT(t, Params{Coop: CoopParams{DisableSwitchOff: true}})
+	for s := 0.0; s < 60; s += 0.5 {
+		if d := at(s, 6); !d.Active {
+			t.Fatalf("switch-off disabled but off at t=%.1f", s)
+		}
+	}
+}
+
+func TestCoopLowerBoundOnlyWhenNotInflated(t *testing.T) {
+	c := newCoopT(t, Params{})
+	base := 256 * time.Millisecond
+	step := func(i int, ratio float64) Bounds {
+		q := time.Duration((ratio - 1) * float64(base))
+		d := c.Decide(View{Now: t0.Add(time.Duration(i) * 500 * time.Millisecond),
+			Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: base + q, MinRTT: base, DeliveryRate: 1e6}},
+			Peers: []PeerView{inflatedPeer(base, q, 1e6)}})
+		return d.PerDst[dstA]
+	}
+	if b := step(0, 3); b.Lo != 0 || b.Hi == 0 {
+		t.Fatalf("inflated: %+v, want lo 0 and an upper bound", b)
+	}
+	b := step(1, 1.05)
+	if b.Lo == 0 || b.Lo > b.Hi || b.Lo != b.Hi/2 {
+		t.Fatalf("not inflated: %+v, want lo = hi/2 > 0", b)
+	}
+	if b := step(2, 1.25); b.Lo != 0 {
+		t.Fatalf("at the target ratio: lo %d, want 0", b.Lo)
+	}
+}
+
+func TestCoopNoPeersIsHarmless(t *testing.T) {
+	c := newCoopT(t, Params{})
+	base := 20 * time.Millisecond
+	// Inflated without peers: nothing at all.
+	d := c.Decide(View{Now: t0, Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: 10 * base, MinRTT: base, DeliveryRate: 5e6}}})
+	if d.Active {
+		t.Fatalf("no peers, inflated: active %+v", d)
+	}
+	// Not inflated: a lower bound only (half the BDP at the remembered rate).
+	d = c.Decide(View{Now: t0.Add(500 * time.Millisecond), Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: base, MinRTT: base, DeliveryRate: 5e6}}})
+	b := d.PerDst[dstA]
+	if !d.Active || b.Hi != 0 || b.Lo != 34 { // 0.5 × 5e6 × 0.02 / 1448 = 34.5
+		t.Fatalf("no peers, not inflated: %+v, want {34 0}; %q", d, d.Reason)
+	}
+	// After a loss the rate collapses; the remembered rate keeps the floor.
+	d = c.Decide(View{Now: t0.Add(time.Second), Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: base, MinRTT: base, DeliveryRate: 0.1e6}}})
+	if got := d.PerDst[dstA].Lo; got < 30 {
+		t.Fatalf("floor after a rate collapse: %d, want about 31", got)
+	}
+	// Disabled: nothing.
+	c2 := newCoopT(t, Params{Coop: CoopParams{DisableSoloFloor: true}})
+	if d := c2.Decide(View{Now: t0, Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: base, MinRTT: base, DeliveryRate: 5e6}}}); d.Active {
+		t.Fatalf("solo floor disabled: active %+v", d)
+	}
+}
+
+func TestCoopNoUpperBoundBeforeCapacityIsMeasured(t *testing.T) {
+	c := newCoopT(t, Params{})
+	base := 256 * time.Millisecond
+	d := c.Decide(View{Now: t0,
+		Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: base, MinRTT: base, DeliveryRate: 100e3}},
+		Peers: []PeerView{inflatedPeer(base, 0, 100e3)}})
+	if d.PerDst[dstA].Hi != 0 {
+		t.Fatalf("uncongested start: hi %d, want none; %q", d.PerDst[dstA].Hi, d.Reason)
+	}
+}
+
+func TestCoopWeightByCapability(t *testing.T) {
+	base, q := 50*time.Millisecond, time.Second
+	c := newCoopT(t, Params{Coop: CoopParams{WeightByCapability: true, Capability: 3e6}})
+	p := inflatedPeer(base, q, 2e6)
+	p.Capability = 1e6
+	c.Decide(View{Now: t0, Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: base + q, MinRTT: base, DeliveryRate: 2e6}}, Peers: []PeerView{p}})
+	if got := c.targets[dstA]; math.Abs(got-3e6) > 1 {
+		t.Fatalf("capability-weighted share %v, want 3/4 of 4e6", got)
+	}
+}
+
+// TestCoopConvergesInFluidModel closes the loop: n terminals with different
+// base RTTs share a bottleneck of capacity c0 (fluid model: the queueing delay
+// d solves Σ Wᵢ/(Rᵢ + d) = c0 when the windows exceed the path), each runs
+// coop on what the others report, and an unbounded window grows 1.5× per step
+// like a loss-based sender filling the queue. The loop must settle with the
+// RTT near the target, the capacity used and the rates equal.
+func TestCoopConvergesInFluidModel(t *testing.T) {
+	for _, lag := range []int{0, 1, 2} {
+		t.Run(fmt.Sprintf("lag%d", lag), func(t *testing.T) { fluidRun(t, lag) })
+	}
+}
+
+// fluidRun runs the closed loop with the terminals seeing the path lag steps
+// (0.5 s each) late.
+func fluidRun(t *testing.T, lag int) {
+	const c0 = 3e6 // bytes/s, ≈ 24 Mbit/s
+	const mss = 1448.0
+	bases := []time.Duration{4 * time.Millisecond, 256 * time.Millisecond, 256 * time.Millisecond, 64 * time.Millisecond, 128 * time.Millisecond}
+	n := len(bases)
+	pols := make([]*coop, n)
+	w := make([]float64, n) // windows, segments
+	for i := range pols {
+		pols[i] = newCoopT(t, Params{})
+		w[i] = 10
+	}
+	var x []float64
+	var d float64
+	var lastCap []float64
+	type obs struct {
+		x []float64
+		d float64
+	}
+	var hist []obs
+	var capTrace []float64
+	for step := 0; step < 80; step++ {
+		x, d = fluid(w, bases, c0, mss)
+		hist = append(hist, obs{x, d})
+		if len(hist) > lag {
+			o := hist[len(hist)-1-lag]
+			x, d = o.x, o.d
+		}
+		now := t0.Add(time.Duration(step) * 500 * time.Millisecond)
+		caps := make([]float64, n)
+		for i := range pols {
+			var ps []PeerView
+			for j := range pols {
+				if j != i {
+					ps = append(ps, PeerView{ActiveFlows: 1, SRTT: bases[j] + secs(d), MinRTT: bases[j], DeliveryRate: x[j]})
+				}
+			}
+			dec := pols[i].Decide(View{Now: now, Flows: []FlowView{{Dst: dstA, MSS: mss, SRTT: bases[i] + secs(d), MinRTT: bases[i], DeliveryRate: x[i]}}, Peers: ps})
+			hi := float64(dec.PerDst[dstA].Hi)
+			if hi == 0 {
+				w[i] *= 1.5
+			} else {
+				w[i] = hi // a bulk sender sits at its cap
+			}
+			caps[i] = pols[i].capacity
+		}
+		lastCap = caps
+		capTrace = append(capTrace, caps[0])
+	}
+	// No oscillation at the end: the last 20 estimates stay within 2 %.
+	lo, hi := math.Inf(1), 0.0
+	for _, v := range capTrace[len(capTrace)-20:] {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	if hi > 1.02*lo {
+		t.Errorf("capacity estimate still moving in the last 10 s: %.0f … %.0f", lo, hi)
+	}
+	x, d = fluid(w, bases, c0, mss)
+	var sum float64
+	for _, xi := range x {
+		sum += xi
+	}
+	jain, err := fairness.Jain(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rbar float64
+	for _, b := range bases {
+		rbar += b.Seconds()
+	}
+	rbar /= float64(n)
+	ratio := (rbar + d) / rbar
+	t.Logf("rates %v B/s, sum %.0f, jain %.4f, queue %.1f ms, ratio %.3f, capacity estimates %v", x, sum, jain, d*1e3, ratio, lastCap)
+	if sum < 0.99*c0 {
+		t.Errorf("aggregate %.0f B/s below 99 %% of capacity %.0f", sum, c0)
+	}
+	if jain < 0.98 {
+		t.Errorf("Jain index %.4f < 0.98", jain)
+	}
+	if ratio < 1.1 || ratio > 1.4 {
+		t.Errorf("group ratio %.3f outside [1.1, 1.4] (target 1.25)", ratio)
+	}
+	for i, ci := range lastCap {
+		if math.Abs(ci-c0)/c0 > 0.05 {
+			t.Errorf("terminal %d capacity estimate %.0f, want within 5 %% of %.0f", i, ci, c0)
+		}
+	}
+}
+
+// fluid returns each window's rate and the queueing delay (s) of a shared
+// bottleneck of capacity c0 (bytes/s) with per-flow base RTTs.
+func fluid(w []float64, bases []time.Duration, c0, mss float64) ([]float64, float64) {
+	rate := func(d float64) ([]float64, float64) {
+		x := make([]float64, len(w))
+		var s float64
+		for i := range w {
+			x[i] = w[i] * mss / (bases[i].Seconds() + d)
+			s += x[i]
+		}
+		return x, s
+	}
+	if x, s := rate(0); s <= c0 {
+		return x, 0
+	}
+	lo, hi := 0.0, 1.0
+	for _, s := rate(hi); s > c0; _, s = rate(hi) {
+		hi *= 2
+	}
+	for range 100 {
+		mid := (lo + hi) / 2
+		if _, s := rate(mid); s > c0 {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	x, _ := rate(hi)
+	return x, hi
+}
+
+func secs(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+func TestMaxMinShares(t *testing.T) {
+	inf := math.Inf(1)
+	cases := []struct {
+		c    float64
+		d, w []float64
+		want []float64
+	}{
+		{10, []float64{inf, inf}, nil, []float64{5, 5}},
+		{10, []float64{1, inf, inf}, nil, []float64{1, 4.5, 4.5}},
+		{10, []float64{1, 2, 3}, nil, []float64{1, 2, 3}}, // all satisfied, 4 left over
+		{10, []float64{inf, inf}, []float64{3, 1}, []float64{7.5, 2.5}},
+		{10, []float64{0, math.NaN(), inf}, nil, []float64{0, 0, 10}},
+		{0, []float64{inf}, nil, []float64{0}},
+		{12, []float64{2, inf, 5, inf}, nil, []float64{2, 5, 0, 5}}, // 2 met; 10 over 3 → 3.33 < 5, so the rest split 10/3
+	}
+	cases[6].want = []float64{2, 10.0 / 3, 10.0 / 3, 10.0 / 3}
+	for i, c := range cases {
+		got := MaxMinShares(c.c, c.d, c.w)
+		for j := range got {
+			if math.Abs(got[j]-c.want[j]) > 1e-9 {
+				t.Errorf("case %d: %v, want %v", i, got, c.want)
+				break
+			}
+		}
+	}
+	_ = netip.Addr{}
+}
+
+// TestCoopTinyBDPStaysOn: 20 terminals on a 4 ms path share 3 MB/s; the
+// windows sit at HiFloor (2 segments) and that alone queues ~15 ms (ratio ≈ 5,
+// above 2 × target). The queue is ours, so coop must not switch off.
+func TestCoopTinyBDPStaysOn(t *testing.T) {
+	const c0, mss, n = 3e6, 1448.0, 20
+	bases := make([]time.Duration, n)
+	pols := make([]*coop, n)
+	w := make([]float64, n)
+	for i := range bases {
+		bases[i] = 4 * time.Millisecond
+		pols[i] = newCoopT(t, Params{})
+		w[i] = 10
+	}
+	var decs []Decision
+	var d float64
+	for step := 0; step < 120; step++ {
+		var x []float64
+		x, d = fluid(w, bases, c0, mss)
+		decs = decs[:0]
+		for i := range pols {
+			var ps []PeerView
+			for j := range pols {
+				if j != i {
+					ps = append(ps, PeerView{ActiveFlows: 1, SRTT: bases[j] + secs(d), MinRTT: bases[j], DeliveryRate: x[j]})
+				}
+			}
+			dec := pols[i].Decide(View{Now: t0.Add(time.Duration(step) * 500 * time.Millisecond),
+				Flows: []FlowView{{Dst: dstA, MSS: mss, SRTT: bases[i] + secs(d), MinRTT: bases[i], DeliveryRate: x[i]}}, Peers: ps})
+			decs = append(decs, dec)
+			if hi := dec.PerDst[dstA].Hi; hi == 0 {
+				w[i] *= 1.5
+			} else {
+				w[i] = float64(hi)
+			}
+		}
+	}
+	for i, dec := range decs {
+		if !dec.Active || dec.PerDst[dstA].Hi != 2 {
+			t.Fatalf("terminal %d after 60 s: %+v (queue %.1f ms)", i, dec, d*1e3)
+		}
+	}
+	if ratio := (0.004 + d) / 0.004; ratio < 2.5 {
+		t.Fatalf("ratio %.2f: the scenario does not exercise the switch-off threshold", ratio)
+	}
+}
