@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/coopcc/coopcc/emu"
+)
+
+func newEmuCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "emu",
+		Short: "The WLAN emulator: 802.11 DCF medium, AP and wired pipe between namespaces",
+	}
+	c.AddCommand(newEmuValidateCmd(), newEmuRunCmd(), newEmuBenchCmd())
+	return c
+}
+
+func newEmuValidateCmd() *cobra.Command {
+	var o emu.ValidateOptions
+	var ns string
+	var maxErr float64
+	c := &cobra.Command{
+		Use:   "validate",
+		Short: "Saturated stations in virtual time against Bianchi's analytic DCF model",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			for _, s := range strings.Split(ns, ",") {
+				n, err := strconv.Atoi(strings.TrimSpace(s))
+				if err != nil {
+					return fmt.Errorf("--n %q: want a comma-separated list of station counts, e.g. 1,2,5,10,20", ns)
+				}
+				o.N = append(o.N, n)
+			}
+			rows, err := emu.Validate(o)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "PHY %s, %d B frames, %g s per N (virtual time, seed %d)\n\n", o.PHY, o.Frame, o.Seconds, o.Seed)
+			if err := emu.WriteValidationTable(out, rows); err != nil {
+				return err
+			}
+			if e := emu.MaxAbsErr(rows); e > maxErr {
+				return fmt.Errorf("validation failed: largest error %.2f%% exceeds %.1f%%", e, maxErr)
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&ns, "n", "1,2,5,10,15,20", "station counts, comma-separated")
+	c.Flags().StringVar(&o.PHY, "phy", "g", "PHY preset: b, g, n, ac")
+	c.Flags().IntVar(&o.Frame, "frame", 1500, "MSDU (IP packet) size in bytes")
+	c.Flags().Float64Var(&o.Seconds, "seconds", 100, "virtual seconds measured per N")
+	c.Flags().Uint64Var(&o.Seed, "seed", 1, "random seed")
+	c.Flags().IntVar(&o.RetryLimit, "retry-limit", 0, "attempts per frame (0 = preset)")
+	c.Flags().Float64Var(&maxErr, "max-error", 3, "fail when any |error %| exceeds this")
+	return c
+}
+
+func newEmuRunCmd() *cobra.Command {
+	var cfgPath, out string
+	c := &cobra.Command{
+		Use:   "run",
+		Short: "Create the TAPs, print ready, emulate the WLAN until SIGTERM/SIGINT, write stats into --out",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cfgPath == "" || out == "" {
+				return fmt.Errorf("need --config FILE and --out DIR")
+			}
+			cfg, err := emu.LoadConfig(cfgPath)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			rep, err := emu.Run(ctx, cfg, out, cmd.OutOrStdout())
+			if err != nil {
+				return err
+			}
+			if !rep.Valid {
+				fmt.Fprintf(cmd.ErrOrStderr(), "emu: run marked invalid: %s\n", rep.Reason)
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "emu: %d events, lateness p50 %.0f µs p99 %.0f µs max %.0f µs; stats in %s\n",
+				rep.Events, rep.LatenessUs["p50"], rep.LatenessUs["p99"], rep.LatenessUs["max"], out)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&cfgPath, "config", "", "emulator config (TOML, see docs/emulator.md)")
+	c.Flags().StringVar(&out, "out", "", "directory for stations.csv, apqueue.csv, emu.json")
+	return c
+}
+
+func newEmuBenchCmd() *cobra.Command {
+	var o emu.BenchOptions
+	var pps string
+	c := &cobra.Command{
+		Use:   "bench",
+		Short: "Drive the real-time engine with synthetic frames (no TAPs) and report scheduling lateness per offered rate",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "| PHY | stations | frame B | offered pps | delivered pps | events/s | p50 µs | p99 µs | max µs | p99 < 100 µs | CPU | spin µs |\n|--|--|--|--|--|--|--|--|--|--|--|--|\n")
+			for _, s := range strings.Split(pps, ",") {
+				v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+				if err != nil {
+					return fmt.Errorf("--pps %q: want a comma-separated list of rates", pps)
+				}
+				o.PPS = v
+				r, err := emu.Bench(o)
+				if err != nil {
+					return err
+				}
+				if r.RTErr != "" {
+					fmt.Fprintf(cmd.ErrOrStderr(), "SCHED_FIFO refused: %s\n", r.RTErr)
+				}
+				fmt.Fprintf(out, "| %s | %d | %d | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %v | %.0f%% | %.0f |\n", o.PHY, o.Stations, o.Frame, r.OfferedPPS, r.Delivered, r.EventsPerSec, r.P50, r.P99, r.MaxUs, r.Valid, 100*r.CPU, float64(r.Spin)/1e3)
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&o.PHY, "phy", "g", "PHY preset")
+	c.Flags().IntVar(&o.Stations, "stations", 20, "stations")
+	c.Flags().StringVar(&pps, "pps", "1000,2000,4000", "offered frame rates (total, half uplink half downlink), comma-separated")
+	c.Flags().IntVar(&o.Frame, "frame", 1514, "Ethernet frame bytes")
+	c.Flags().DurationVar(&o.Duration, "duration", 5*time.Second, "real time per rate")
+	c.Flags().IntVar(&o.Priority, "rt-priority", 10, "SCHED_FIFO priority of the loop (0 = ordinary scheduling)")
+	c.Flags().Uint64Var(&o.Seed, "seed", 1, "random seed")
+	return c
+}

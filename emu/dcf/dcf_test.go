@@ -1,0 +1,142 @@
+package dcf
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/coopcc/coopcc/emu/bianchi"
+	"github.com/coopcc/coopcc/emu/des"
+	"github.com/coopcc/coopcc/emu/phy"
+)
+
+// A short version of `coopcc emu validate`: 802.11g, 54 Mbps, 1500 B, within 3% of Bianchi.
+func TestSaturationMatchesBianchi(t *testing.T) {
+	g, _ := phy.Lookup("g")
+	for _, n := range []int{1, 2, 5, 10, 20} {
+		sim, err := RunSaturation(g, n, 1500, 0.5, 20, 0, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		model, _ := bianchi.Saturation(g, n, 1500, 1)
+		e := (sim.Throughput - model.Throughput) / model.Throughput
+		t.Logf("n=%2d sim %.2f Mbps model %.2f Mbps err %+.2f%% p sim %.3f model %.3f jain %.3f", n, sim.Throughput/1e6, model.Throughput/1e6, 100*e, sim.CollisionP, model.P, sim.Jain)
+		if math.Abs(e) > 0.03 {
+			t.Errorf("n=%d: emulator %.2f Mbps vs Bianchi %.2f Mbps (%.1f%%)", n, sim.Throughput/1e6, model.Throughput/1e6, 100*e)
+		}
+		if n > 1 && math.Abs(sim.CollisionP-model.P) > 0.03 {
+			t.Errorf("n=%d: collision probability %.3f vs model %.3f", n, sim.CollisionP, model.P)
+		}
+		if sim.Jain < 0.98 {
+			t.Errorf("n=%d: DCF should be fair among identical stations, Jain %.3f", n, sim.Jain)
+		}
+	}
+}
+
+func TestAggregationAndBroadcast(t *testing.T) {
+	ac, _ := phy.Lookup("ac")
+	r1, _ := RunSaturation(ac, 1, 1500, 0.1, 2, 0, 1)
+	model, _ := bianchi.Saturation(ac, 1, 1500, ac.AMPDUMaxFrames)
+	if e := math.Abs(r1.Throughput-model.Throughput) / model.Throughput; e > 0.03 {
+		t.Fatalf("802.11ac single station %.1f Mbps vs model with 64-frame A-MPDU %.1f", r1.Throughput/1e6, model.Throughput/1e6)
+	}
+	if r1.Throughput < 500e6 {
+		t.Fatalf("802.11ac with A-MPDU only %.1f Mbps", r1.Throughput/1e6)
+	}
+
+	g, _ := phy.Lookup("g")
+	sim := des.New()
+	m := NewMedium(sim, g, rand.New(rand.NewPCG(1, 2)))
+	acc := DefaultAccess(g)
+	ap := &Node{Name: "ap", IsAP: true, Associated: true, Access: acc, Q: NewFIFO(10)}
+	m.AddNode(ap)
+	var stas []*Node
+	for i := 0; i < 3; i++ {
+		s := &Node{Associated: true, Access: acc, Q: NewFIFO(10)}
+		m.AddNode(s)
+		stas = append(stas, s)
+	}
+	got := map[int]int{}
+	m.Deliver = func(from *Node, f *Frame, to *Node) { got[to.ID]++ }
+	m.Enqueue(ap, &Frame{MSDU: 100, To: Broadcast})
+	m.Enqueue(stas[0], &Frame{MSDU: 100, To: ap.ID})
+	sim.RunUntil(des.Second)
+	if got[ap.ID] != 1 || got[stas[0].ID] != 1 || got[stas[1].ID] != 1 || got[stas[2].ID] != 1 {
+		t.Fatalf("deliveries %v", got)
+	}
+	// Retry limit: a station whose link always fails drops after RetryLimit attempts.
+	bad := &Node{Associated: true, FER: 1, Access: acc, Q: NewFIFO(10)}
+	m.AddNode(bad)
+	m.Enqueue(bad, &Frame{MSDU: 1500, To: ap.ID})
+	sim.RunUntil(2 * des.Second)
+	if bad.Stats.Attempts != uint64(g.RetryLimit) || bad.Stats.RetryDrops != 1 || bad.Stats.Retries != uint64(g.RetryLimit-1) {
+		t.Fatalf("lossy link: %+v", bad.Stats)
+	}
+}
+
+func TestAPPriorityAndRoundRobin(t *testing.T) {
+	g, _ := phy.Lookup("g")
+	share := func(apAcc Access) float64 {
+		sim := des.New()
+		m := NewMedium(sim, g, rand.New(rand.NewPCG(3, 4)))
+		ap := &Node{Name: "ap", IsAP: true, Associated: true, Access: apAcc, Q: &Saturated{MSDU: 52, To: 1}}
+		m.AddNode(ap)
+		var stas []*Node
+		for i := 0; i < 5; i++ {
+			s := &Node{Associated: true, Access: DefaultAccess(g)}
+			s.Q = &Saturated{MSDU: 1500, To: 0}
+			m.AddNode(s)
+			stas = append(stas, s)
+		}
+		sim.RunUntil(5 * des.Second)
+		var all uint64
+		for _, n := range m.Nodes {
+			all += n.Stats.TxFrames
+		}
+		return float64(ap.Stats.TxFrames) / float64(all)
+	}
+	dcf := share(DefaultAccess(g))
+	prio := share(Access{AIFSN: 2, CWMin: 3, CWMax: 7, RetryLimit: 7})
+	if dcf < 0.13 || dcf > 0.21 {
+		t.Fatalf("plain DCF AP share %.3f, want about 1/6", dcf)
+	}
+	if prio < 2*dcf {
+		t.Fatalf("AP with CW 3..7 got %.3f of the transmissions, plain DCF %.3f", prio, dcf)
+	}
+
+	q := NewRoundRobin(100)
+	for i := 0; i < 10; i++ {
+		q.Push(&Frame{MSDU: 1, To: 1})
+	}
+	q.Push(&Frame{MSDU: 1, To: 2})
+	one := func(*Frame) int { return 1 }
+	if a, b := q.PopBatch(1, 10, one), q.PopBatch(1, 10, one); a[0].To != 1 || b[0].To != 2 {
+		t.Fatalf("round robin served %d then %d", a[0].To, b[0].To)
+	}
+	if q.Len() != 9 || len(q.Purge(1)) != 9 || q.Len() != 0 {
+		t.Fatalf("purge left %d", q.Len())
+	}
+	f := NewFIFO(2)
+	if !f.Push(&Frame{}) || !f.Push(&Frame{}) || f.Push(&Frame{}) {
+		t.Fatal("FIFO limit 2 not enforced")
+	}
+}
+
+func TestFIFOAggregationGathersReceiver(t *testing.T) {
+	q := NewFIFO(0)
+	for i, to := range []int{1, 2, 1, 3, 1, 2} {
+		q.Push(&Frame{MSDU: 100 + i, To: to})
+	}
+	one := func(*Frame) int { return 1 }
+	got := q.PopBatch(2, 100, one)
+	if len(got) != 2 || got[0].MSDU != 100 || got[1].MSDU != 102 {
+		t.Fatalf("first aggregate %v", got)
+	}
+	rest := q.PopBatch(64, 100, one) // head is now the frame to 2: takes both frames to 2
+	if len(rest) != 2 || rest[0].MSDU != 101 || rest[1].MSDU != 105 || q.Len() != 2 {
+		t.Fatalf("second aggregate %v, left %d", rest, q.Len())
+	}
+	if f := q.PopBatch(1, 100, one); f[0].MSDU != 103 || q.PopBatch(1, 100, one)[0].MSDU != 104 || q.Len() != 0 || q.Bytes() != 0 {
+		t.Fatalf("order of the rest broken")
+	}
+}

@@ -1,0 +1,365 @@
+package emu
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/coopcc/coopcc/emu/des"
+)
+
+// Source is a non-blocking file descriptor the real-time loop reads frames
+// from (a TAP); Handle gets each frame, with the simulation clock set to its
+// arrival time.
+type Source struct {
+	FD     int
+	Handle func(b []byte)
+}
+
+// RealTime drives a des.Sim against the monotonic clock on one locked OS
+// thread: it sleeps in ppoll (timer slack 1 ns) on the sources until Spin
+// before the next event, then spins; frames read from the sources are
+// injected at their arrival time. Go timers are not used (they wake ~1 ms
+// late on this machine, DESIGN §4).
+type RealTime struct {
+	Sim     *des.Sim
+	Sources []Source
+	// Spin is the initial final busy-wait before each event (default 40 µs).
+	// It adapts: every 128 timed-out sleeps it becomes the 99th percentile of
+	// their overshoot + 10 µs, within [Spin, MaxSpin].
+	Spin    time.Duration
+	MaxSpin time.Duration // default 150 µs
+	Hist    Histogram     // lateness of every event against its schedule
+	Start   time.Time     // wall time of simulation time 0
+	// Priority > 0 runs the loop's thread SCHED_FIFO at that priority (root
+	// only; silently ignored when refused), so other processes on a busy
+	// machine cannot preempt it for a scheduler tick.
+	Priority int
+	// RTErr records why SCHED_FIFO could not be set ("" = it was, or not asked).
+	RTErr string
+	// SpinNow is the current adaptive spin (read after Run).
+	SpinNow time.Duration
+
+	// Writes: frames for the TAPs are written between events, when the next
+	// event is far enough away (a TAP write runs the receiving namespace's
+	// stack in this thread and takes tens of µs), or when the oldest has
+	// waited MaxWriteDelay.
+	MaxWriteDelay time.Duration // default 300 µs
+	pending       []pendingWrite
+	writeCost     des.Time // EWMA of one write
+	WriteErrors   uint64   // writes refused for lack of room (overload)
+	DownDrops     uint64   // writes to an interface that is down
+
+	// LateBy counts events more than 100 µs late by what the loop did before
+	// the first of a run of late events: 0 handling events, 1 writing,
+	// 2 sleeping, 3 spinning, 4 reading.
+	LateBy [5]uint64
+
+	stop   atomic.Bool
+	stopFd int
+	buf    []byte
+}
+
+// NewRealTime prepares a driver; call Run on the goroutine that should own the loop.
+func NewRealTime(sim *des.Sim, sources []Source) (*RealTime, error) {
+	fd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("eventfd: %w", err)
+	}
+	return &RealTime{Sim: sim, Sources: sources, Spin: 40 * time.Microsecond, MaxSpin: 150 * time.Microsecond, stopFd: fd, buf: make([]byte, 65536)}, nil
+}
+
+type pendingWrite struct {
+	fd int
+	b  []byte
+	at des.Time
+}
+
+// DeferredPort is a Port whose writes the real-time loop performs between events.
+type DeferredPort struct {
+	RT *RealTime
+	FD int
+}
+
+// WriteFrame queues b for writing to the fd.
+func (p DeferredPort) WriteFrame(b []byte) error {
+	p.RT.pending = append(p.RT.pending, pendingWrite{p.FD, b, p.RT.now()})
+	return nil
+}
+
+// flush writes pending frames while the next event is more than twice the
+// typical write cost away, or the oldest frame is overdue.
+func (rt *RealTime) flush(maxDelay des.Time) {
+	i := 0
+	for ; i < len(rt.pending); i++ {
+		now := rt.now()
+		if next, ok := rt.Sim.Next(); ok && next-now < 2*rt.writeCost+10*des.Microsecond && now-rt.pending[i].at < maxDelay {
+			break
+		}
+		w := rt.pending[i]
+		if _, err := unix.Write(w.fd, w.b); err != nil {
+			if errors.Is(err, unix.EIO) {
+				rt.DownDrops++ // the interface is down: not the emulator's overload
+			} else {
+				rt.WriteErrors++
+			}
+		}
+		cost := rt.now() - now
+		rt.writeCost += (cost - rt.writeCost) / 8
+		rt.pending[i] = pendingWrite{}
+	}
+	if i > 0 {
+		n := copy(rt.pending, rt.pending[i:])
+		rt.pending = rt.pending[:n]
+	}
+}
+
+// Stop makes Run return; safe from any goroutine.
+func (rt *RealTime) Stop() {
+	rt.stop.Store(true)
+	var one = []byte{1, 0, 0, 0, 0, 0, 0, 0}
+	_, _ = unix.Write(rt.stopFd, one)
+}
+
+// Close releases the driver's eventfd.
+func (rt *RealTime) Close() error { return unix.Close(rt.stopFd) }
+
+// now is the simulation time that corresponds to the wall clock.
+func (rt *RealTime) now() des.Time { return des.Time(time.Since(rt.Start)) }
+
+// Run handles events in real time until Stop (or until the optional end
+// time, if > 0). Simulation time 0 is the moment Run starts, unless Start
+// was set before.
+func (rt *RealTime) Run(end des.Time) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+	if rt.Priority > 0 {
+		if err := SetProcessFIFO(rt.Priority); err != nil {
+			rt.RTErr = err.Error()
+		}
+		defer SetProcessFIFO(0) // hand the threads back as ordinary ones
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	if rt.Start.IsZero() {
+		rt.Start = time.Now()
+	}
+	pfds := make([]unix.PollFd, 0, len(rt.Sources)+1)
+	pfds = append(pfds, unix.PollFd{Fd: int32(rt.stopFd), Events: unix.POLLIN})
+	for _, s := range rt.Sources {
+		pfds = append(pfds, unix.PollFd{Fd: int32(s.FD), Events: unix.POLLIN})
+	}
+	spin := des.Time(rt.Spin)
+	maxDelay := des.Time(rt.MaxWriteDelay)
+	if maxDelay <= 0 {
+		maxDelay = 300 * des.Microsecond
+	}
+	minSpin, maxSpin := spin, max(des.Time(rt.MaxSpin), spin)
+	var over [128]des.Time
+	nover := 0
+	phase := 0
+	for !rt.stop.Load() {
+		// Handle everything that is due.
+		now := rt.now()
+		for {
+			next, ok := rt.Sim.Next()
+			if !ok || next > now {
+				break
+			}
+			if end > 0 && next > end {
+				return nil
+			}
+			late := now-next > 100*des.Microsecond
+			if late {
+				rt.LateBy[phase]++
+			}
+			rt.Hist.Add(now - next)
+			rt.Sim.Step()
+			if !late { // a late event's successors inherit its cause
+				phase = 0
+			}
+			now = rt.now()
+		}
+		if end > 0 && now > end {
+			return nil
+		}
+		if len(rt.pending) > 0 {
+			phase = 1
+			rt.flush(maxDelay)
+			now = rt.now()
+			if n, ok := rt.Sim.Next(); ok && n <= now {
+				continue
+			}
+		}
+		next, ok := rt.Sim.Next()
+		wait := des.Time(-1)
+		if ok {
+			wait = next - now
+		}
+		if ok && wait <= spin {
+			phase = 3
+			for rt.now() < next {
+			}
+			continue
+		}
+		var ts *unix.Timespec
+		if ok {
+			t := unix.NsecToTimespec(wait - spin)
+			ts = &t
+		}
+		if len(rt.pending) > 0 { // come back for the overdue writes
+			d := max(rt.pending[0].at+maxDelay-now, 0)
+			if ts == nil || unix.TimespecToNsec(*ts) > d {
+				t := unix.NsecToTimespec(d)
+				ts = &t
+			}
+		}
+		for i := range pfds {
+			pfds[i].Revents = 0
+		}
+		t0 := rt.now()
+		phase = 2
+		n, err := unix.Ppoll(pfds, ts, nil)
+		if n == 0 && ts != nil {
+			over[nover] = rt.now() - t0 - (wait - spin)
+			if nover++; nover == len(over) {
+				nover = 0
+				spin = min(max(adaptSpin(over[:]), minSpin), maxSpin)
+				rt.SpinNow = time.Duration(spin)
+			}
+		}
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			return fmt.Errorf("ppoll: %w", err)
+		}
+		if n <= 0 {
+			continue
+		}
+		for i, s := range rt.Sources {
+			if pfds[i+1].Revents&(unix.POLLIN|unix.POLLERR|unix.POLLHUP) != 0 {
+				phase = 4
+				if err := rt.drain(s); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// drain reads up to 64 frames from s, each stamped with its arrival time
+// (never later than the next pending event, so simulation time stays monotonic).
+func (rt *RealTime) drain(s Source) error {
+	for k := 0; k < 64; k++ {
+		if next, ok := rt.Sim.Next(); ok && next <= rt.now() {
+			return nil // an event is due: the rest waits in the kernel's ring
+		}
+		n, err := unix.Read(s.FD, rt.buf)
+		if err != nil {
+			if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
+				return nil
+			}
+			return fmt.Errorf("read frame: %w", err)
+		}
+		if n <= 0 {
+			return nil
+		}
+		b := make([]byte, n)
+		copy(b, rt.buf[:n])
+		t := rt.now()
+		if next, ok := rt.Sim.Next(); ok && next < t {
+			t = next
+		}
+		rt.Sim.Advance(t)
+		s.Handle(b)
+	}
+	return nil
+}
+
+// Histogram counts lateness in 1 µs buckets up to 100 ms, with an exact max.
+type Histogram struct {
+	buckets [100001]uint64
+	n       uint64
+	max     des.Time
+}
+
+// Add records one lateness sample (negative counts as 0).
+func (h *Histogram) Add(d des.Time) {
+	if d < 0 {
+		d = 0
+	}
+	if d > h.max {
+		h.max = d
+	}
+	us := d / des.Microsecond
+	if us >= int64(len(h.buckets)) {
+		us = int64(len(h.buckets)) - 1
+	}
+	h.buckets[us]++
+	h.n++
+}
+
+// Count is the number of samples.
+func (h *Histogram) Count() uint64 { return h.n }
+
+// Max is the largest sample.
+func (h *Histogram) Max() des.Time { return h.max }
+
+// Quantile returns the q-quantile (0..1) in microseconds (bucket upper bound).
+func (h *Histogram) Quantile(q float64) float64 {
+	if h.n == 0 {
+		return 0
+	}
+	target := uint64(q * float64(h.n))
+	if target >= h.n {
+		target = h.n - 1
+	}
+	var c uint64
+	for i, b := range h.buckets {
+		c += b
+		if c > target {
+			return float64(i + 1)
+		}
+	}
+	return float64(len(h.buckets))
+}
+
+// adaptSpin is the 99th percentile of the sleep overshoots + 10 µs.
+func adaptSpin(over []des.Time) des.Time {
+	s := append([]des.Time(nil), over...)
+	slices.Sort(s)
+	return s[len(s)*99/100] + 10*des.Microsecond
+}
+
+// SetProcessFIFO moves every thread of this process to SCHED_FIFO at prio
+// (threads created later inherit it from their creator). Handoffs inside the
+// Go runtime (a goroutine locked to its thread getting a P back after a
+// syscall) then do not wait behind ordinary processes on a loaded machine.
+func SetProcessFIFO(prio int) error {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return fmt.Errorf("list threads: %w", err)
+	}
+	policy := unix.SCHED_FIFO
+	if prio <= 0 {
+		policy, prio = unix.SCHED_NORMAL, 0
+	}
+	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: uint32(policy), Priority: uint32(prio)}
+	for _, t := range tasks {
+		tid, err := strconv.Atoi(t.Name())
+		if err != nil {
+			continue
+		}
+		if err := unix.SchedSetAttr(tid, &attr, 0); err != nil && !errors.Is(err, unix.ESRCH) {
+			return fmt.Errorf("set SCHED_FIFO on thread %d: %w", tid, err)
+		}
+	}
+	return nil
+}
