@@ -27,7 +27,7 @@ func BenchmarkTick100Flows(b *testing.B) {
 		peers.live = append(peers.live, PeerStatus{Sender: uint64(i + 1), ActiveFlows: 3, Cwnd: 30, SRTT: 40 * time.Millisecond, MinRTT: 10 * time.Millisecond, DeliveryRate: 2e6})
 	}
 	a, err := New(cfg, Deps{Flows: flows, Datapath: &memDatapath{}, Peers: peers,
-		NewPolicy: func(name string, _ map[string]any) (Policy, error) { return policy.New("coop", policy.Params{}) },
+		NewPolicy:  func(name string, _ map[string]any) (Policy, error) { return policy.New("coop", policy.Params{}) },
 		IfaceAddrs: func(string) ([]netip.Addr, error) { return []netip.Addr{netip.MustParseAddr("10.77.9.1")}, nil },
 	})
 	if err != nil {
