@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -128,9 +129,17 @@ func New(cfg Config, deps Deps) (*Agent, error) {
 // setConfig applies the reloadable part of cfg (policy, filter, intervals,
 // guard) and stores it.
 func (a *Agent) setConfig(cfg Config) error {
-	pol, err := a.deps.NewPolicy(cfg.Policy.Name, cfg.Policy.Params)
-	if err != nil {
-		return fmt.Errorf("policy %q: %w", cfg.Policy.Name, err)
+	// Keep the running policy (and its state: hysteresis, cadence,
+	// estimates) unless its name or parameters changed.
+	a.mu.Lock()
+	pol := a.pol
+	same := pol != nil && a.cfg.Policy.Name == cfg.Policy.Name && reflect.DeepEqual(a.cfg.Policy.Params, cfg.Policy.Params)
+	a.mu.Unlock()
+	if !same {
+		var err error
+		if pol, err = a.deps.NewPolicy(cfg.Policy.Name, cfg.Policy.Params); err != nil {
+			return fmt.Errorf("policy %q: %w", cfg.Policy.Name, err)
+		}
 	}
 	f := flowFilter{iface: cfg.ManagedIface(), dst: cfg.DstPrefixes(), ports: cfg.Managed.Ports}
 	var g *Guard

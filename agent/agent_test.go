@@ -468,3 +468,23 @@ func httpGet(t *testing.T, url string) string {
 }
 
 func mustAddr(s string) netip.Addr { return netip.MustParseAddr(s) }
+
+func TestReloadKeepsUnchangedPolicy(t *testing.T) {
+	builds := 0
+	cfg := Defaults()
+	cfg.Iface, cfg.Group.KeyFile = "wlan0", "k"
+	cfg.Policy.Params = map[string]any{"static_hi": int64(7)}
+	a, err := New(cfg, Deps{Flows: &memFlows{}, Datapath: &memDatapath{}, Peers: &memPeers{},
+		NewPolicy: func(string, map[string]any) (Policy, error) { builds++; return &nPolicy{}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Monitor.Interval.Duration = time.Second
+	if _, err := a.Reload(cfg); err != nil || builds != 1 {
+		t.Fatalf("reload with the same policy rebuilt it: builds %d, %v", builds, err)
+	}
+	cfg.Policy.Params = map[string]any{"static_hi": int64(8)}
+	if _, err := a.Reload(cfg); err != nil || builds != 2 {
+		t.Fatalf("changed params not applied: builds %d, %v", builds, err)
+	}
+}
