@@ -62,6 +62,8 @@ func startEmu(t *testing.T, cfg Config) (outDir string, stop func()) {
 	outDir = filepath.Join(dir, "out")
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "COOPCC_EMU_CHILD="+path, "COOPCC_EMU_OUT="+outDir)
+	// A SCHED_FIFO emulator must not outlive a test binary killed by a timeout.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -186,7 +186,8 @@ func (m *Medium) reschedule() {
 	}
 }
 
-// linkRate and linkFER: a link's parameters are those of its station end.
+// link returns the rate and FER of the link between from and node to: a
+// link's parameters are those of its station end.
 func (m *Medium) link(from *Node, to int) (float64, float64) {
 	n := from
 	if from.IsAP && to >= 0 && to < len(m.Nodes) {
