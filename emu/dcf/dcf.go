@@ -81,6 +81,15 @@ func (n *Node) HasWork() bool { return len(n.pending) > 0 || n.Q.Len() > 0 }
 // Backlog is the number of frames held (queue + in transmission).
 func (n *Node) Backlog() int { return len(n.pending) + n.Q.Len() }
 
+// BacklogBytes is the MSDU bytes held (queue + in transmission).
+func (n *Node) BacklogBytes() int {
+	b := n.Q.Bytes()
+	for _, f := range n.pending {
+		b += f.MSDU
+	}
+	return b
+}
+
 // Medium is the shared channel.
 type Medium struct {
 	Sim   *des.Sim
