@@ -1,7 +1,6 @@
 package emu
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -24,8 +23,9 @@ import (
 // binary re-executed with COOPCC_EMU_CHILD=config), exactly as the lab runs
 // `coopcc emu run`: its threads go SCHED_FIFO, the test's iperf3 must not.
 func TestMain(m *testing.M) {
-	if path := os.Getenv("COOPCC_EMU_CHILD"); path != "" {
-		os.Exit(emuChild(path, os.Getenv("COOPCC_EMU_OUT")))
+	if os.Getenv("COOPCC_EMU_AS_CLI") != "" && len(os.Args) == 7 && os.Args[1] == "emu" && os.Args[2] == "run" {
+		// Launched as `BIN emu run --config F --out D` (see Launch).
+		os.Exit(emuChild(os.Args[4], os.Args[6]))
 	}
 	os.Exit(m.Run())
 }
@@ -45,8 +45,9 @@ func emuChild(path, out string) int {
 	return 0
 }
 
-// startEmu writes cfg, starts the emulator child and waits for "ready". stop
-// (idempotent, also run at cleanup) sends SIGTERM and waits for the stats.
+// startEmu writes cfg and launches the emulator (this test binary acting as
+// `coopcc emu run`) through Launch. stop (idempotent, also run at cleanup)
+// ends it.
 func startEmu(t *testing.T, cfg Config) (outDir string, stop func()) {
 	t.Helper()
 	dir := t.TempDir()
@@ -60,72 +61,31 @@ func startEmu(t *testing.T, cfg Config) (outDir string, stop func()) {
 	}
 	f.Close()
 	outDir = filepath.Join(dir, "out")
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "COOPCC_EMU_CHILD="+path, "COOPCC_EMU_OUT="+outDir)
-	// A SCHED_FIFO emulator must not outlive a test binary killed by a timeout.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	stdout, err := cmd.StdoutPipe()
+	t.Setenv("COOPCC_EMU_AS_CLI", "1")
+	p, err := Launch(os.Args[0], path, outDir, 15*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-exited:
-			case <-time.After(10 * time.Second):
-				_ = cmd.Process.Kill()
-				<-exited
+			if _, err := p.Stop(10 * time.Second); err != nil {
+				t.Errorf("stop emulator: %v", err)
 			}
 			if t.Failed() {
-				t.Logf("emulator stderr: %s", stderr.String())
+				t.Logf("emulator stderr: %s", p.Stderr())
 			}
 		})
 	}
 	t.Cleanup(stop)
-	ready := make(chan bool, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		ok := false
-		for sc.Scan() {
-			if sc.Text() == "ready" && !ok {
-				ok = true
-				ready <- true
-			}
-		}
-		if !ok {
-			ready <- false
-		}
-		_ = cmd.Wait()
-		close(exited)
-	}()
-	select {
-	case ok := <-ready:
-		if !ok {
-			t.Fatalf("emulator exited before ready: %s", stderr.String())
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatalf("emulator not ready after 15 s: %s", stderr.String())
-	}
 	return outDir, stop
 }
 
 func readReport(t *testing.T, out string) Report {
 	t.Helper()
-	var r Report
-	b, err := os.ReadFile(filepath.Join(out, "emu.json"))
+	r, err := ReadReport(out)
 	if err != nil {
-		t.Fatalf("emulator wrote no emu.json: %v", err)
-	}
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatalf("emu.json: %v", err)
+		t.Fatal(err)
 	}
 	return r
 }
@@ -327,4 +287,17 @@ func niceIperf3Client(t *testing.T, ns *nettest.NS, server string, port, secs in
 		t.Fatalf("start iperf3 client: %v", err)
 	}
 	return cmd
+}
+
+func TestLaunchReportsAFailedStart(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "emu.toml")
+	if err := os.WriteFile(path, []byte("[[stations]]\nnetns = \"no-such-namespace-coopcc\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("COOPCC_EMU_AS_CLI", "1")
+	_, err := Launch(os.Args[0], path, filepath.Join(dir, "out"), 10*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "no-such-namespace-coopcc") {
+		t.Fatalf("want an error naming the missing namespace, got %v", err)
+	}
 }
