@@ -38,7 +38,7 @@ type Config struct {
 	// (default 10; -1 = ordinary scheduling). Needs root.
 	RTPriority int `toml:"rt_priority"`
 	// SpinMaxUs caps the real-time loop's adaptive busy-wait before each
-	// event (default 150 µs; lower saves CPU at the cost of precision).
+	// event (default 100 µs; lower saves CPU at the cost of precision).
 	SpinMaxUs float64 `toml:"spin_max_us"`
 	// SampleIntervalMs is the AP queue sampling period for apqueue.csv (default 10).
 	SampleIntervalMs float64 `toml:"sample_interval_ms"`
@@ -138,7 +138,7 @@ func (c *Config) Normalize() error {
 		c.SampleIntervalMs = 10
 	}
 	if c.SpinMaxUs == 0 {
-		c.SpinMaxUs = 150
+		c.SpinMaxUs = 100
 	}
 	if c.LatenessThresholdUs < 0 || c.SampleIntervalMs < 0 || c.SpinMaxUs < 0 || c.RetryLimit < 0 || c.AMPDUMaxFrames < 0 || c.AMPDUMaxBytes < 0 {
 		return fmt.Errorf("lateness_threshold_us, sample_interval_ms, retry_limit and ampdu limits must not be negative")
