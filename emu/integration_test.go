@@ -301,3 +301,40 @@ func TestLaunchReportsAFailedStart(t *testing.T) {
 		t.Fatalf("want an error naming the missing namespace, got %v", err)
 	}
 }
+
+func TestMobilityOutageThroughTAPs(t *testing.T) {
+	const octet = 145
+	b := newBSS(t, 1, octet)
+	trace := filepath.Join(t.TempDir(), "trace.csv")
+	if err := os.WriteFile(trace, []byte("time_s,rate_mbps,fer,associated\n0,54,0,true\n2,54,0,false\n4,24,0,true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.cfg.Stations[0].Mobility = trace
+	start := time.Now()
+	out, stop := startEmu(t, b.cfg)
+	b.address(t, octet)
+	server := fmt.Sprintf("10.77.%d.254", octet)
+	ping := func() error {
+		return b.stas[0].Command(context.Background(), "ping", "-c", "1", "-W", "1", server).Run()
+	}
+	if err := ping(); err != nil {
+		t.Fatalf("ping before the outage: %v", err)
+	}
+	time.Sleep(time.Until(start.Add(2500 * time.Millisecond)))
+	if err := ping(); err == nil {
+		t.Fatalf("ping went through while the station was out of range")
+	}
+	time.Sleep(time.Until(start.Add(4500 * time.Millisecond)))
+	if err := ping(); err != nil {
+		t.Fatalf("ping after the station came back: %v", err)
+	}
+	stop()
+	csv, err := os.ReadFile(filepath.Join(out, "stations.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(csv), "\n")
+	if f := strings.Split(lines[1], ","); len(f) < 15 || f[14] == "0" {
+		t.Fatalf("no frames counted as lost to the outage: %s", lines[1])
+	}
+}
