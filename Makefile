@@ -6,7 +6,7 @@ PKGS     := ./...
 TESTFLAGS ?= -count=1 -timeout 20m
 STATICCHECK := v0.8.2
 
-.PHONY: all build test demo generate bench lint deps deps-bpf clean
+.PHONY: all build test demo generate bench fuzz lint deps deps-bpf clean
 
 all: build
 
@@ -33,6 +33,12 @@ generate: deps-bpf
 
 bench: deps build
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 $(PKGS)
+
+# Fuzzes the peer-message decoder (count-based: time-based -fuzztime can trip a
+# spurious coordinator deadline on a loaded machine, golang/go#75804).
+FUZZTIME ?= 3000000x
+fuzz:
+	$(GO) test ./peer -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME)
 
 lint:
 	$(GO) vet $(PKGS)

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"sync"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -74,9 +75,11 @@ type Options struct {
 // destination.
 type Counters struct{ LoApplied, HiApplied uint64 }
 
-// Datapath is one loaded instance. Its methods are safe for use by one
-// goroutine at a time.
+// Datapath is one loaded instance. Its methods may be called from several
+// goroutines at once.
 type Datapath struct {
+	mu sync.RWMutex // guards closed against Close
+
 	backend  string
 	ccName   string
 	lease    time.Duration
@@ -105,33 +108,27 @@ func Open(opts Options) (*Datapath, error) {
 	if unix.Geteuid() != 0 {
 		return nil, errors.New("loading BPF programs needs root (or CAP_BPF+CAP_NET_ADMIN): run coopcc as root")
 	}
-	caps := Probe()
-	backend := opts.Backend
-	switch backend {
-	case BackendAuto:
-		backend = caps.Backend
-		if backend == BackendNone {
-			return nil, fmt.Errorf("no datapath backend available on this kernel: %s", caps.missingText())
-		}
-	case BackendStructOps:
-		if !caps.StructOps {
-			return nil, fmt.Errorf("struct_ops backend unavailable: %s", caps.missingText())
-		}
-	case BackendSockops:
-		if !caps.Sockops {
-			return nil, fmt.Errorf("sockops backend unavailable: %s", caps.missingText())
-		}
-	default:
-		return nil, fmt.Errorf("backend %q: must be auto, struct_ops or sockops", opts.Backend)
-	}
 	var (
 		d   *Datapath
 		err error
 	)
-	if backend == BackendStructOps {
+	switch opts.Backend {
+	case BackendAuto:
 		d, err = openStructOps(opts)
-	} else {
+		var unsup *unsupportedError
+		if errors.As(err, &unsup) {
+			// Kernel without struct_ops or the CUBIC kfuncs: fall back.
+			d, err = openSockops(opts)
+			if err != nil {
+				return nil, fmt.Errorf("no datapath backend works on this kernel: struct_ops: %v; sockops: %w", unsup, err)
+			}
+		}
+	case BackendStructOps:
+		d, err = openStructOps(opts)
+	case BackendSockops:
 		d, err = openSockops(opts)
+	default:
+		return nil, fmt.Errorf("backend %q: must be auto, struct_ops or sockops", opts.Backend)
 	}
 	if err != nil {
 		return nil, err
@@ -143,6 +140,13 @@ func Open(opts Options) (*Datapath, error) {
 	}
 	return d, nil
 }
+
+// unsupportedError marks a backend the kernel cannot load (Open with
+// "auto" then tries the next one).
+type unsupportedError struct{ err error }
+
+func (e *unsupportedError) Error() string { return e.err.Error() }
+func (e *unsupportedError) Unwrap() error { return e.err }
 
 // Backend returns the backend in use ("struct_ops" or "sockops").
 func (d *Datapath) Backend() string { return d.backend }
@@ -182,6 +186,8 @@ func (d *Datapath) Set(dst netip.Addr, b Bounds) error {
 	if err := b.Validate(); err != nil {
 		return err
 	}
+	d.mu.RLock()
+	defer d.mu.RUnlock()
 	if d.closed {
 		return errors.New("set bounds: datapath is closed")
 	}
@@ -196,6 +202,8 @@ func (d *Datapath) Set(dst netip.Addr, b Bounds) error {
 // Delete removes the bounds of a destination (the zero Addr: the default).
 // Deleting an absent entry is not an error.
 func (d *Datapath) Delete(dst netip.Addr) error {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
 	if d.closed {
 		return errors.New("delete bounds: datapath is closed")
 	}
@@ -217,6 +225,8 @@ func monotonicNow() (uint64, error) {
 
 // Heartbeat refreshes the lease: bounds stay in force for Lease from now.
 func (d *Datapath) Heartbeat() error {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
 	if d.closed {
 		return errors.New("heartbeat: datapath is closed")
 	}
@@ -239,6 +249,8 @@ func (d *Datapath) writeConfig(heartbeat uint64) error {
 // (summed over CPUs). The zero Addr never appears: counters are kept per
 // real destination.
 func (d *Datapath) Counters() (map[netip.Addr]Counters, error) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
 	if d.closed {
 		return nil, errors.New("counters: datapath is closed")
 	}
@@ -266,6 +278,8 @@ func (d *Datapath) Counters() (map[netip.Addr]Counters, error) {
 // congestion control, switches connections back and unloads every BPF
 // object. It is safe to call twice.
 func (d *Datapath) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if d.closed {
 		return nil
 	}
@@ -330,4 +344,10 @@ func (ids ObjectIDs) Gone() bool {
 		}
 	}
 	return true
+}
+
+func (d *Datapath) isClosed() bool {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.closed
 }

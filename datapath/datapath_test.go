@@ -84,6 +84,14 @@ func availableCC(t *testing.T) string {
 	return string(b)
 }
 
+func ccNames(list string) map[string]bool {
+	m := map[string]bool{}
+	for _, f := range strings.Fields(list) {
+		m[f] = true
+	}
+	return m
+}
+
 func waitGone(t *testing.T, ids ObjectIDs) {
 	t.Helper()
 	if len(ids.Programs) == 0 || len(ids.Maps) == 0 {
@@ -100,18 +108,27 @@ func waitGone(t *testing.T, ids ObjectIDs) {
 
 func TestOpenErrorsLeaveNothing(t *testing.T) {
 	nettest.RequireRoot(t)
-	before := availableCC(t)
+	before := ccNames(availableCC(t))
 	if _, err := Open(Options{Backend: "magic"}); err == nil || !strings.Contains(err.Error(), "backend") {
 		t.Errorf("bad backend: err = %v", err)
 	}
-	if _, err := Open(Options{Netns: "coopcc-no-such-ns"}); err == nil || !strings.Contains(err.Error(), "coopcc-no-such-ns") {
+	// Fails after the CC was registered: the undo path must unregister it.
+	name := fmt.Sprintf("coopcc_t%07x", os.Getpid()&0xfffffff)
+	if _, err := Open(Options{Netns: "coopcc-no-such-ns", CCName: name}); err == nil || !strings.Contains(err.Error(), "coopcc-no-such-ns") {
 		t.Errorf("missing netns: err = %v", err)
+	}
+	if ccNames(availableCC(t))[name] {
+		t.Errorf("%s left registered by a failed Open", name)
 	}
 	if _, err := Open(Options{Lease: -time.Second}); err == nil {
 		t.Error("negative lease accepted")
 	}
-	if after := availableCC(t); after != before {
-		t.Errorf("congestion controls changed by failed Opens: %q -> %q", before, after)
+	// Other packages' tests may register coopcc_ names meanwhile: only
+	// non-coopcc changes or leftovers of ours would show here.
+	for name := range ccNames(availableCC(t)) {
+		if !before[name] && !strings.HasPrefix(name, "coopcc_") {
+			t.Errorf("congestion control %s appeared after failed Opens", name)
+		}
 	}
 }
 
@@ -238,8 +255,9 @@ func TestTwoInstancesUpperBound(t *testing.T) {
 	}
 }
 
-// A lower bound holds across an induced loss burst: ssthresh never goes
-// below it, and cwnd is never below it outside fast recovery/CWR (where the
+// A lower bound holds across an induced loss burst and a blackout (RTO):
+// ssthresh never goes below it, and cwnd is never below it outside fast
+// recovery/CWR (where the
 // kernel's PRR sets cwnd after the last CC callback, see docs/datapath.md).
 func TestLowerBoundAcrossLossBurst(t *testing.T) {
 	const lo = 20
@@ -261,6 +279,12 @@ func TestLowerBoundAcrossLossBurst(t *testing.T) {
 	n.setQueue(t, 1) // the loss burst
 	time.Sleep(300 * time.Millisecond)
 	n.setQueue(t, 100)
+	time.Sleep(700 * time.Millisecond)
+	// A blackout long enough for a retransmission timeout (Loss state):
+	// the kernel sets cwnd = in_flight + 1, set_state(Loss) raises it to lo.
+	n.rtr.Exec(t, "ip", "link", "set", "dev", n.rtrDev, "down")
+	time.Sleep(800 * time.Millisecond)
+	n.rtr.Exec(t, "ip", "link", "set", "dev", n.rtrDev, "up")
 	out, err := run.Wait()
 	close(stop)
 	s := <-samples
@@ -268,8 +292,11 @@ func TestLowerBoundAcrossLossBurst(t *testing.T) {
 		t.Fatalf("iperf3: %v\n%s", err, out)
 	}
 	var retrans uint32
-	var inRecovery, belowInRecovery int
+	var inRecovery, belowInRecovery, inLoss int
 	for _, x := range s {
+		if x.caState == 4 {
+			inLoss++
+		}
 		retrans = max(retrans, x.totalRetrans)
 		if x.ssthresh < lo {
 			t.Errorf("ssthresh %d below the lower bound %d (state %d)", x.ssthresh, lo, x.caState)
@@ -285,7 +312,7 @@ func TestLowerBoundAcrossLossBurst(t *testing.T) {
 			t.Errorf("cwnd %d below the lower bound %d in CA state %d", x.cwnd, lo, x.caState)
 		}
 	}
-	t.Logf("%d samples, %d retransmissions, %d in recovery/CWR of which %d had cwnd < lo (PRR)", len(s), retrans, inRecovery, belowInRecovery)
+	t.Logf("%d samples, %d retransmissions, %d in recovery/CWR of which %d had cwnd < lo (PRR), %d in Loss (RTO)", len(s), retrans, inRecovery, belowInRecovery, inLoss)
 	if retrans == 0 {
 		t.Fatal("the loss burst caused no retransmission: test did not exercise loss")
 	}
@@ -382,6 +409,24 @@ func TestFailOpenAfterSIGKILL(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	_ = run.Cmd.Process.Kill()
+
+	// The dead instance's CC is still the namespace default (unregistered);
+	// the next instance restores the caller's default on Close.
+	dead, _ := readDefaultCC(n.cli.Name)
+	if !strings.HasPrefix(dead, "coopcc_") {
+		t.Fatalf("namespace default after SIGKILL %q", dead)
+	}
+	dp, err := Open(Options{Netns: n.cli.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dp.Close(); err != nil {
+		t.Fatal(err)
+	}
+	own, _ := readDefaultCC("")
+	if cur, _ := readDefaultCC(n.cli.Name); cur != own {
+		t.Errorf("after recovering from a crashed instance the default is %q, want the caller's %q", cur, own)
+	}
 }
 
 // A connection opened before Open is switched (BPF TCP iterator) and

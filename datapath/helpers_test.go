@@ -174,7 +174,7 @@ func heartbeat(t *testing.T, d *Datapath) {
 				return
 			case <-tk.C:
 				if err := d.Heartbeat(); err != nil {
-					if !d.closed {
+					if !d.isClosed() {
 						t.Errorf("heartbeat: %v", err)
 					}
 					return

@@ -43,7 +43,25 @@ func inNetns(name string, fn func() error) error {
 	return fnErr
 }
 
-const ccSysctl = "/proc/sys/net/ipv4/tcp_congestion_control"
+const (
+	ccSysctl          = "/proc/sys/net/ipv4/tcp_congestion_control"
+	ccAvailableSysctl = "/proc/sys/net/ipv4/tcp_available_congestion_control"
+)
+
+// ccRegistered reports whether a congestion control is registered (the
+// list is global, not per namespace).
+func ccRegistered(name string) (bool, error) {
+	b, err := os.ReadFile(ccAvailableSysctl)
+	if err != nil {
+		return false, fmt.Errorf("read net.ipv4.tcp_available_congestion_control: %w", err)
+	}
+	for _, f := range strings.Fields(string(b)) {
+		if f == name {
+			return true, nil
+		}
+	}
+	return false, nil
+}
 
 // readDefaultCC returns net.ipv4.tcp_congestion_control of the namespace.
 func readDefaultCC(ns string) (string, error) {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
@@ -65,6 +66,9 @@ func openStructOps(opts Options) (d *Datapath, err error) {
 			return nil, err
 		}
 	}
+	if _, err := os.Stat("/sys/kernel/btf/vmlinux"); err != nil {
+		return nil, &unsupportedError{fmt.Errorf("struct_ops needs kernel BTF (/sys/kernel/btf/vmlinux): %w", err)}
+	}
 	spec, err := loadCubic()
 	if err != nil {
 		return nil, fmt.Errorf("parse coopcc_cubic object: %w", err)
@@ -78,7 +82,7 @@ func openStructOps(opts Options) (d *Datapath, err error) {
 	ops.Name = name
 	var objs cubicObjects
 	if err := spec.LoadAndAssign(&objs, nil); err != nil {
-		return nil, fmt.Errorf("load coopcc_cubic (struct_ops, CUBIC kfuncs): %w", explainLoadError(err))
+		return nil, &unsupportedError{fmt.Errorf("load coopcc_cubic (struct_ops, CUBIC kfuncs; `coopcc clamp --probe` says what is missing): %w", explainLoadError(err))}
 	}
 	var undo []func() error
 	defer func() {
@@ -92,13 +96,29 @@ func openStructOps(opts Options) (d *Datapath, err error) {
 
 	reg, err := link.AttachStructOps(link.StructOpsOptions{Map: objs.CoopccCubic})
 	if err != nil {
-		return nil, fmt.Errorf("register congestion control %s: %w", name, err)
+		return nil, &unsupportedError{fmt.Errorf("register congestion control %s: %w", name, err)}
 	}
 	undo = append(undo, reg.Close)
 
 	old, err := readDefaultCC(opts.Netns)
 	if err != nil {
 		return nil, err
+	}
+	if ok, err := ccRegistered(old); err != nil {
+		return nil, err
+	} else if !ok {
+		// A previous instance died (SIGKILL) and left its unregistered CC as
+		// the namespace default; the value before it is lost. Restore the
+		// caller's namespace default instead (usually the host's, which a
+		// new namespace inherits), or reno, which is always built in.
+		old = "reno"
+		if opts.Netns != "" {
+			if own, err := readDefaultCC(""); err == nil {
+				if ok, _ := ccRegistered(own); ok {
+					old = own
+				}
+			}
+		}
 	}
 	if err := writeDefaultCC(opts.Netns, name); err != nil {
 		return nil, err

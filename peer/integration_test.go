@@ -29,7 +29,8 @@ func memberIface(t *testing.T, ns *nettest.NS, addr string) string {
 type runningNode struct {
 	node   *Node
 	cancel context.CancelFunc
-	done   chan error
+	done   chan struct{} // closed when Run returned
+	err    error         // Run's result, valid after done
 	mu     sync.Mutex
 	events []Event
 }
@@ -38,9 +39,9 @@ func (r *runningNode) stop(t *testing.T) {
 	t.Helper()
 	r.cancel()
 	select {
-	case err := <-r.done:
-		if err != nil {
-			t.Errorf("node stopped with %v", err)
+	case <-r.done:
+		if r.err != nil {
+			t.Errorf("node stopped with %v", r.err)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("node did not stop within 5 s")
@@ -59,6 +60,17 @@ func (r *runningNode) leaves(why string) int {
 	return n
 }
 
+func (r *runningNode) event(kind EventKind, why string) Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.events {
+		if e.Kind == kind && e.Why == why {
+			return e
+		}
+	}
+	return Event{}
+}
+
 func startNode(t *testing.T, ns *nettest.NS, open func() (Transport, error), codec *Codec, noGoodbye bool) *runningNode {
 	t.Helper()
 	var tr Transport
@@ -69,7 +81,7 @@ func startNode(t *testing.T, ns *nettest.NS, open func() (Transport, error), cod
 	}); err != nil {
 		t.Fatalf("transport in %s: %v", ns.Name, err)
 	}
-	r := &runningNode{done: make(chan error, 1)}
+	r := &runningNode{done: make(chan struct{})}
 	node, err := NewNode(NodeConfig{
 		Codec: codec, Transport: tr, NoGoodbye: noGoodbye,
 		Status: func() Status { return Status{ActiveFlows: 1, Cwnd: 40, SRTT: 20 * time.Millisecond, Policy: "coop"} },
@@ -85,7 +97,7 @@ func startNode(t *testing.T, ns *nettest.NS, open func() (Transport, error), cod
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r.node, r.cancel = node, cancel
-	go func() { r.done <- node.Run(ctx) }()
+	go func() { r.err = node.Run(ctx); close(r.done) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -111,6 +123,8 @@ func waitFor(d time.Duration, cond func() bool) bool {
 }
 
 func TestIntegrationBroadcast4(t *testing.T) {
+	t0 := time.Now()
+	defer func() { t.Logf("test body took %v", time.Since(t0).Round(time.Millisecond)) }()
 	hub := nettest.NewNS(t, "pr-hub")
 	a, b, c, d := nettest.NewNS(t, "pr-a"), nettest.NewNS(t, "pr-b"), nettest.NewNS(t, "pr-c"), nettest.NewNS(t, "pr-d")
 	addrs := nettest.Bridge(t, hub, "10.77.41", a, b, c, d)
@@ -135,6 +149,7 @@ func TestIntegrationBroadcast4(t *testing.T) {
 	defer capture.Close()
 
 	start := time.Now()
+	t.Logf("namespaces ready after %v", start.Sub(t0).Round(time.Millisecond))
 	na := startNode(t, a, open(a, addrs[0]), good, false)
 	nb := startNode(t, b, open(b, addrs[1]), good, false)
 	nc := startNode(t, c, open(c, addrs[2]), good, true) // c will "crash": no goodbye
@@ -224,11 +239,17 @@ func TestIntegrationBroadcast4(t *testing.T) {
 		t.Fatalf("crashed peer still counted %v after it stopped (expiry %v)", time.Since(stopped), expiry)
 	}
 	gone := time.Since(stopped)
-	if gone < expiry-DefaultInterval {
-		t.Fatalf("peer dropped after %v, before the expiry %v could pass", gone, expiry)
-	}
 	if !waitFor(time.Second, func() bool { return na.leaves("expired") == 1 && nb.leaves("expired") == 1 }) {
 		t.Fatalf("no expired leave event: a=%d b=%d", na.leaves("expired"), nb.leaves("expired"))
+	}
+	// The leave comes one expiry after c's last message (same clock here),
+	// give or take the expiry scan period (interval/3) and scheduling.
+	for _, r := range []*runningNode{na, nb} {
+		e := r.event(Leave, "expired")
+		silent := e.At.Sub(e.Status.SentAt)
+		if silent < expiry || silent > expiry+500*time.Millisecond {
+			t.Fatalf("peer dropped %v after its last message, want expiry %v (+ < 500 ms)", silent, expiry)
+		}
 	}
 	t.Logf("stopped peer dropped after %v (expiry %v)", gone.Round(time.Millisecond), expiry)
 
@@ -265,5 +286,30 @@ func TestIntegrationMulticast6(t *testing.T) {
 	}) {
 		t.Fatalf("IPv6 multicast: N a=%d b=%d, counters a=%v sent=%+v", na.node.N(time.Now()), nb.node.N(time.Now()),
 			na.node.Table().Counters().ByReason, na.node.Counters())
+	}
+}
+
+func TestBroadcast4FollowsAddressChange(t *testing.T) {
+	a, b := nettest.NewNS(t, "pr-ra"), nettest.NewNS(t, "pr-rb")
+	la, _ := nettest.Veth(t, a, "10.77.44.1/24", b, "10.77.44.2/24")
+	var tr *UDPTransport
+	if err := a.Do(func() error {
+		var err error
+		tr, err = ListenBroadcast4(la.Dev, DefaultPort)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if got := tr.Destination().String(); got != "10.77.44.255:51300" {
+		t.Fatalf("destination %s", got)
+	}
+	a.Exec(t, "ip", "addr", "flush", "dev", la.Dev)
+	a.Exec(t, "ip", "addr", "add", "10.77.46.1/23", "dev", la.Dev)
+	if got := tr.refreshDst().String(); got != "10.77.47.255:51300" {
+		t.Fatalf("destination after the address changed: %s", got)
+	}
+	if err := tr.Send([]byte("x")); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -30,7 +30,9 @@ type NodeConfig struct {
 	Jitter   float64       // fraction of Interval; default 0.1, negative = none
 	Missed   int           // intervals a peer may miss; default 3
 	// Table configures the peer table. Self is set to the node's id; a zero
-	// Expiry becomes Missed × Interval + Interval/3 (1 s by default).
+	// Expiry becomes Missed × Interval + Interval/3 (1 s by default) and a
+	// zero Rate max(10, 3/Interval) messages/s (peers are assumed to use
+	// the same interval).
 	Table TableConfig
 	// NoGoodbye skips the goodbye message on shutdown (peers then drop
 	// this node only after the expiry, as after a crash).
@@ -104,6 +106,9 @@ func NewNode(cfg NodeConfig) (*Node, error) {
 	}
 	if cfg.Table.Expiry == 0 {
 		cfg.Table.Expiry = time.Duration(cfg.Missed)*cfg.Interval + cfg.Interval/3
+	}
+	if cfg.Table.Rate == 0 { // 3× the nominal rate of a peer using the same interval
+		cfg.Table.Rate = max(DefaultRate, 3/cfg.Interval.Seconds())
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -206,8 +211,9 @@ func (n *Node) send(leaving bool) {
 		return
 	}
 	if err := n.cfg.Transport.Send(msg); err != nil {
-		n.sendErrs.Add(1)
-		n.log.Warn("peer: send failed", "transport", n.cfg.Transport.String(), "err", err)
+		if n.sendErrs.Add(1)%100 == 1 { // the first failure, then every 100th (30 s at 0.3 s)
+			n.log.Warn("peer: send failed", "transport", n.cfg.Transport.String(), "err", err, "failures", n.sendErrs.Load())
+		}
 		return
 	}
 	n.sent.Add(1)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -264,5 +265,18 @@ func TestVectors(t *testing.T) {
 	}
 	if len(vf.Valid) < 3 || len(vf.Invalid) < 5 {
 		t.Fatalf("vector file too small: %d valid, %d invalid", len(vf.Valid), len(vf.Invalid))
+	}
+}
+
+// TestVectorsPython runs the independent Python check of the committed
+// vectors (standard library only), when python3 is installed.
+func TestVectorsPython(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed; the Go check (TestVectors) still runs")
+	}
+	out, err := exec.Command(py, filepath.Join("testdata", "verify_vectors.py")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("verify_vectors.py: %v\n%s", err, out)
 	}
 }

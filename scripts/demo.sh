@@ -1,5 +1,34 @@
 #!/usr/bin/env bash
-# Placeholder until the lab lands: shows the monitor on a real flow.
+# make demo: build coopcc, run the embedded default scenario (10 terminals,
+# 802.11g, 256 ms wired delay; cubic, hayakawa2016, coop, bbr), write its
+# report, print the summary table and where the report is. Needs root
+# (network namespaces, TAPs, BPF) and iperf3 (`make deps`).
 set -euo pipefail
-echo "coopcc demo: the lab is not built yet"
-bin/coopcc version
+cd "$(dirname "$0")/.."
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "demo: needs root (network namespaces, TAP devices, BPF); re-running with sudo" >&2
+	exec sudo -E env "PATH=$PATH" "$0" "$@"
+fi
+
+BIN=bin/coopcc
+go build -o "$BIN" ./cmd/coopcc
+OUT=${OUT:-results/demo-$(date +%Y%m%d-%H%M%S)}
+SCENARIO=${SCENARIO:-default}
+
+"$BIN" lab clean >/dev/null 2>&1 || true
+start=$(date +%s)
+"$BIN" lab run "$SCENARIO" --out "$OUT" ${QUICK:+--quick}
+ran=$(( $(date +%s) - start ))
+
+if "$BIN" lab report --help >/dev/null 2>&1; then
+	"$BIN" lab report "$OUT"
+else
+	echo "demo: this coopcc has no 'lab report' yet; raw results only" >&2
+fi
+echo
+echo "runs took ${ran}s; results in $OUT"
+for f in "$OUT"/report/index.html "$OUT"/report.html; do
+	[ -f "$f" ] && echo "report: $f"
+done
+exit 0

@@ -55,7 +55,6 @@ func defaultCC(t *testing.T, ns *nettest.NS) string {
 func TestClampCleanExitRestores(t *testing.T) {
 	ns := nettest.NewNS(t, "clamp")
 	before := defaultCC(t, ns)
-	availBefore, _ := os.ReadFile("/proc/sys/net/ipv4/tcp_available_congestion_control")
 
 	out, err := runClamp(t, "--max", "7", "--min", "2", "--netns", ns.Name, "--for", "700ms")
 	if err != nil {
@@ -101,10 +100,9 @@ func TestClampCleanExitRestores(t *testing.T) {
 	if !strings.Contains(buf.String(), "restored") {
 		t.Errorf("no 'restored' line:\n%s", buf.String())
 	}
-	// Other tests (other packages run in parallel) may register their own
-	// coopcc_* instances meanwhile: only this instance's name must be gone.
+	// (Other tests may register their own coopcc_ names meanwhile.)
 	if avail, _ := os.ReadFile("/proc/sys/net/ipv4/tcp_available_congestion_control"); strings.Contains(string(avail), name) {
-		t.Errorf("available congestion controls %q still list %s (before: %q)", avail, name, availBefore)
+		t.Errorf("%s still registered: %q", name, avail)
 	}
 	if _, err := exec.LookPath("bpftool"); err == nil {
 		// struct_ops maps are freed after an RCU grace period: poll.

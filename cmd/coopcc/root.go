@@ -22,11 +22,13 @@ a testbed (namespaces, iperf3, an 802.11 emulator) that reproduces the papers.`,
 	}
 	root.AddCommand(newVersionCmd())
 	// Subcommands, one line each:
+	root.AddCommand(newLabCmd())
 	root.AddCommand(newPolicyCmd())
 	root.AddCommand(newPeerCmd())
 	root.AddCommand(newMonCmd())
 	root.AddCommand(newClampCmd())
 	root.AddCommand(newEmuCmd())
+	root.AddCommand(newAgentCmd())
 	return root
 }
 

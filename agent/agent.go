@@ -1,0 +1,486 @@
+// Package agent is the coopcc daemon that runs on every terminal: it wires the
+// TCP monitor, the peer protocol, a policy and the datapath into one control
+// loop (monitor tick → view → policy → bounds → datapath + heartbeat), and
+// carries its configuration, Prometheus metrics, status socket, bound-change
+// event log, single-instance lock and the guard that switches control off
+// when it does not help.
+//
+// The loop itself (Agent) is written against small interfaces (FlowSource,
+// Enforcer, PeerNode) that the real packages satisfy; Run in run.go builds the
+// real ones.
+package agent
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"slices"
+	"sync"
+	"time"
+)
+
+// FlowSource gives snapshots of this host's TCP flows (monitor.Monitor).
+type FlowSource interface {
+	Snapshot() ([]Flow, error)
+}
+
+// Enforcer writes cwnd bounds into the kernel (datapath.Datapath).
+type Enforcer interface {
+	Set(dst netip.Addr, b DPBounds) error
+	Delete(dst netip.Addr) error
+	Heartbeat() error
+	Counters() (map[netip.Addr]DPCounters, error)
+	Backend() string
+	Close() error
+}
+
+// PeerNode is the running peer protocol (peer.Node): the live peers and
+// message counters. The agent gives it its own status through OwnStatus.
+type PeerNode interface {
+	Live(now time.Time) []PeerStatus
+	N(now time.Time) int
+	Counters() map[string]uint64
+}
+
+// PolicyFactory builds a policy by name (policy.New with decoded params).
+type PolicyFactory func(name string, params map[string]any) (Policy, error)
+
+// Deps are the agent's parts.
+type Deps struct {
+	Flows     FlowSource
+	Datapath  Enforcer
+	Peers     PeerNode
+	NewPolicy PolicyFactory
+	Logger    *slog.Logger
+	Events    *EventLog // nil = no event log
+	// IfaceAddrs returns the managed interface's addresses (default:
+	// net.InterfaceByName); flows from these sources leave through it.
+	IfaceAddrs func(iface string) ([]netip.Addr, error)
+}
+
+// stateKey of the host-wide default bounds in the applied map.
+var defaultDst = netip.Addr{}
+
+// Agent is the control loop and its observable state.
+type Agent struct {
+	deps Deps
+	log  *slog.Logger
+
+	mu      sync.Mutex // guards everything below
+	cfg     Config
+	pol     Policy
+	guard   *Guard
+	filter  flowFilter
+	applied map[netip.Addr]DPBounds // what the datapath holds (invalid Addr = default)
+	last    tickState
+	counts  Counts
+	capab   float64 // best aggregate delivery rate seen while alone (B/s)
+
+	dpMu sync.Mutex // serialises datapath calls (tick vs. metrics scrape)
+}
+
+// Counts are the agent's own counters (exported as metrics and in status).
+type Counts struct {
+	Ticks          uint64 `json:"ticks"`
+	MonitorErrors  uint64 `json:"monitor_errors"`
+	DatapathErrors uint64 `json:"datapath_errors"`
+	PolicyPanics   uint64 `json:"policy_panics"`
+	BoundChanges   uint64 `json:"bound_changes"`
+	FailOpen       uint64 `json:"fail_open"`
+	Reloads        uint64 `json:"reloads"`
+}
+
+// tickState is what the last tick saw and decided.
+type tickState struct {
+	At       time.Time
+	Flows    []Flow // managed flows
+	Active   int
+	Peers    []PeerStatus
+	N        int
+	Decision Decision
+	Reason   string
+	Guard    GuardStatus
+	Own      PeerStatus
+	TickTime time.Duration
+	Err      string
+}
+
+// New builds an agent from a validated configuration.
+func New(cfg Config, deps Deps) (*Agent, error) {
+	if deps.Flows == nil || deps.Datapath == nil || deps.Peers == nil || deps.NewPolicy == nil {
+		return nil, fmt.Errorf("agent: flows, datapath, peers and policy factory are all required")
+	}
+	if deps.Logger == nil {
+		deps.Logger = slog.New(slog.DiscardHandler)
+	}
+	if deps.IfaceAddrs == nil {
+		deps.IfaceAddrs = ifaceAddrs
+	}
+	a := &Agent{deps: deps, log: deps.Logger, applied: map[netip.Addr]DPBounds{}}
+	if err := a.setConfig(cfg); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// setConfig applies the reloadable part of cfg (policy, filter, intervals,
+// guard) and stores it.
+func (a *Agent) setConfig(cfg Config) error {
+	pol, err := a.deps.NewPolicy(cfg.Policy.Name, cfg.Policy.Params)
+	if err != nil {
+		return fmt.Errorf("policy %q: %w", cfg.Policy.Name, err)
+	}
+	f := flowFilter{iface: cfg.ManagedIface(), dst: cfg.DstPrefixes(), ports: cfg.Managed.Ports}
+	var g *Guard
+	if cfg.Guard.Enabled {
+		g = NewGuard(GuardParams{
+			OnWindow: cfg.Guard.OnWindow.Duration, OffWindow: cfg.Guard.OffWindow.Duration,
+			Settle: cfg.Guard.Settle.Duration, MaxCost: cfg.Guard.MaxCost, Backoff: cfg.Guard.Backoff.Duration,
+		})
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.cfg, a.pol, a.filter = cfg, pol, f
+	// Keep a running guard's state when its settings did not change.
+	if a.guard == nil || g == nil || a.guard.p != g.p {
+		a.guard = g
+	}
+	return nil
+}
+
+// Reload applies a new configuration without a restart. It returns the keys
+// that changed but only take effect after a restart (interface, group,
+// datapath, observability, log format), so the caller can warn.
+func (a *Agent) Reload(cfg Config) (needRestart []string, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	old := a.cfg
+	a.mu.Unlock()
+	if err := a.setConfig(cfg); err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	a.counts.Reloads++
+	a.mu.Unlock()
+	return RestartOnly(old, cfg), nil
+}
+
+// RestartOnly lists the settings that differ between old and new and are
+// only read at start.
+func RestartOnly(old, new Config) []string {
+	var keys []string
+	add := func(changed bool, k string) {
+		if changed {
+			keys = append(keys, k)
+		}
+	}
+	add(old.Iface != new.Iface, "iface")
+	add(old.Group.ID != new.Group.ID || old.Group.KeyFile != new.Group.KeyFile || old.Group.Passphrase != new.Group.Passphrase, "group key/id")
+	add(old.Group.Port != new.Group.Port || old.Group.Transport != new.Group.Transport, "group.port/transport")
+	add(old.Group.Interval != new.Group.Interval || old.Group.ExpiryIntervals != new.Group.ExpiryIntervals, "group.interval/expiry_intervals")
+	add(old.Datapath != new.Datapath, "datapath")
+	add(old.Observe != new.Observe, "observe")
+	add(old.Log.Format != new.Log.Format, "log.format")
+	return keys
+}
+
+// Config returns the configuration in use.
+func (a *Agent) Config() Config {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.cfg
+}
+
+// Run ticks every monitor interval until ctx ends, then removes every bound
+// it wrote (the caller closes the datapath). The interval is re-read after
+// each tick so a reload takes effect.
+func (a *Agent) Run(ctx context.Context) error {
+	a.Tick(time.Now())
+	for {
+		t := time.NewTimer(a.Config().Monitor.Interval.Duration)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			a.clearAll("shutdown")
+			return nil
+		case now := <-t.C:
+			a.Tick(now)
+		}
+	}
+}
+
+// Tick runs one iteration of the loop.
+func (a *Agent) Tick(now time.Time) {
+	start := time.Now()
+	a.mu.Lock()
+	cfg, pol, filter, guard := a.cfg, a.pol, a.filter, a.guard
+	a.counts.Ticks++
+	a.mu.Unlock()
+
+	all, err := a.deps.Flows.Snapshot()
+	if err != nil {
+		a.mu.Lock()
+		a.counts.MonitorErrors++
+		n := a.counts.MonitorErrors
+		a.last.Err = "monitor: " + err.Error()
+		a.mu.Unlock()
+		if n == 1 || n%100 == 0 {
+			a.log.Error("monitor snapshot failed; bounds removed (fail open)", "err", err, "count", n)
+		}
+		a.clearAll("fail-open: monitor error")
+		return
+	}
+	addrs, aerr := a.deps.IfaceAddrs(filter.iface)
+	if aerr != nil && filter.iface != "" {
+		a.log.Debug("interface addresses", "iface", filter.iface, "err", aerr)
+	}
+	flows := filter.apply(all, addrs)
+
+	peers := a.deps.Peers.Live(now)
+	n := a.deps.Peers.N(now)
+	view := View{Now: now, Flows: make([]FlowView, 0, len(flows)), Peers: make([]PeerView, 0, len(peers))}
+	active := 0
+	var agg float64
+	for _, f := range flows {
+		act := isActive(f)
+		if act {
+			active++
+			agg += float64(f.DeliveryRate)
+		}
+		view.Flows = append(view.Flows, FlowView{
+			Dst: f.Dst.Addr(), Cwnd: f.Cwnd, MSS: f.MSS, SRTT: f.SRTT, MinRTT: f.MinRTT,
+			DeliveryRate: float64(f.DeliveryRate), AppLimited: f.AppLimited || !act,
+		})
+	}
+	groupRate := agg
+	for _, p := range peers {
+		view.Peers = append(view.Peers, peerView(p))
+		groupRate += float64(p.DeliveryRate)
+	}
+
+	dec, perr := decide(pol, view)
+	reason := dec.Reason
+	if perr != nil {
+		a.mu.Lock()
+		a.counts.PolicyPanics++
+		a.mu.Unlock()
+		a.log.Error("policy failed; control off this tick", "policy", pol.Name(), "err", perr)
+		dec, reason = Decision{}, "fail-open: "+perr.Error()
+	}
+
+	var gs GuardStatus
+	if guard != nil {
+		rate := groupRate
+		if cfg.Guard.Scope == "self" {
+			rate = agg
+		}
+		gs = guard.Observe(now, GuardSample{Rate: rate, Flows: active, N: n, Control: dec.Active})
+		if !gs.ControlOn && dec.Active {
+			dec = Decision{Reason: dec.Reason}
+			reason = "guard: " + gs.Reason
+		}
+	}
+
+	desired := map[netip.Addr]DPBounds{defaultDst: {}}
+	if dec.Active {
+		desired[defaultDst] = DPBounds(dec.Default)
+		for d, b := range dec.PerDst {
+			desired[d] = DPBounds(b)
+		}
+	}
+	ok := a.apply(now, desired, n, pol.Name(), reason)
+
+	a.mu.Lock()
+	if n <= 1 && agg > a.capab {
+		a.capab = agg
+	}
+	a.last = tickState{At: now, Flows: flows, Active: active, Peers: peers, N: n, Decision: dec, Reason: reason, Guard: gs}
+	a.last.Own = a.ownStatusLocked(pol.Name())
+	a.last.TickTime = time.Since(start)
+	if !ok {
+		a.last.Err = "datapath error (bounds removed, fail open)"
+	}
+	a.mu.Unlock()
+}
+
+// decide calls the policy, turning a panic into an error (fail open).
+func decide(p Policy, v View) (d Decision, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("policy %s panicked: %v", p.Name(), r)
+		}
+	}()
+	return p.Decide(v), nil
+}
+
+// apply makes the datapath hold exactly desired, logs an event per change and
+// refreshes the heartbeat. On any datapath error it removes every bound and
+// skips the heartbeat, so the lease lets TCP run unbounded (fail open).
+func (a *Agent) apply(now time.Time, desired map[netip.Addr]DPBounds, n int, polName, reason string) bool {
+	a.dpMu.Lock()
+	defer a.dpMu.Unlock()
+	var failed error
+	// Deterministic order: default first, then by address.
+	keys := make([]netip.Addr, 0, len(desired))
+	for d := range desired {
+		keys = append(keys, d)
+	}
+	slices.SortFunc(keys, func(x, y netip.Addr) int { return x.Compare(y) })
+	for _, d := range keys {
+		b := desired[d]
+		if cur, ok := a.applied[d]; ok && cur == b {
+			continue
+		}
+		if err := a.deps.Datapath.Set(d, b); err != nil {
+			failed = fmt.Errorf("set bounds for %s: %w", dstString(d), err)
+			break
+		}
+		a.applied[d] = b
+		a.event(now, d, b, n, polName, reason)
+	}
+	if failed == nil {
+		for d := range a.applied {
+			if _, ok := desired[d]; ok {
+				continue
+			}
+			if err := a.deps.Datapath.Delete(d); err != nil {
+				failed = fmt.Errorf("delete bounds for %s: %w", dstString(d), err)
+				break
+			}
+			delete(a.applied, d)
+			a.event(now, d, DPBounds{}, n, polName, "destination no longer bounded")
+		}
+	}
+	if failed == nil {
+		if err := a.deps.Datapath.Heartbeat(); err != nil {
+			failed = fmt.Errorf("heartbeat: %w", err)
+		}
+	}
+	if failed != nil {
+		a.mu.Lock()
+		a.counts.DatapathErrors++
+		c := a.counts.DatapathErrors
+		a.mu.Unlock()
+		if c == 1 || c%100 == 0 {
+			a.log.Error("datapath failed; bounds removed, heartbeat withheld (fail open)", "err", failed, "count", c)
+		}
+		a.clearAllLocked(now, n, polName, "fail-open: datapath error")
+		return false
+	}
+	return true
+}
+
+// clearAll removes every bound the agent wrote (fail open, shutdown).
+func (a *Agent) clearAll(reason string) {
+	a.dpMu.Lock()
+	defer a.dpMu.Unlock()
+	a.mu.Lock()
+	n, name := a.last.N, a.cfg.Policy.Name
+	a.mu.Unlock()
+	a.clearAllLocked(time.Now(), n, name, reason)
+}
+
+func (a *Agent) clearAllLocked(now time.Time, n int, polName, reason string) {
+	a.mu.Lock()
+	a.counts.FailOpen++
+	a.mu.Unlock()
+	for d, b := range a.applied {
+		if d == defaultDst {
+			_ = a.deps.Datapath.Set(d, DPBounds{})
+		} else {
+			_ = a.deps.Datapath.Delete(d)
+		}
+		delete(a.applied, d)
+		if b != (DPBounds{}) {
+			a.event(now, d, DPBounds{}, n, polName, reason)
+		}
+	}
+}
+
+func (a *Agent) event(now time.Time, dst netip.Addr, b DPBounds, n int, polName, reason string) {
+	a.mu.Lock()
+	a.counts.BoundChanges++
+	a.mu.Unlock()
+	a.log.Info("bounds", "dst", dstString(dst), "lo", b.Lo, "hi", b.Hi, "n", n, "policy", polName, "reason", reason)
+	if a.deps.Events != nil {
+		if err := a.deps.Events.Write(Event{T: now, Dst: eventDst(dst), Lo: b.Lo, Hi: b.Hi, N: n, Policy: polName, Reason: reason}); err != nil {
+			a.log.Warn("event log write failed", "err", err)
+		}
+	}
+}
+
+func dstString(d netip.Addr) string {
+	if !d.IsValid() {
+		return "default"
+	}
+	return d.String()
+}
+
+func eventDst(d netip.Addr) string {
+	if !d.IsValid() {
+		return ""
+	}
+	return d.String()
+}
+
+// isActive reports whether a flow is uploading: it has bytes in flight or
+// waiting to be sent. [interpretation] "active upload" in the papers is a
+// flow that is sending; an idle keep-alive connection is not counted.
+func isActive(f Flow) bool { return f.Unacked > 0 || f.NotSent > 0 }
+
+// flowFilter selects the managed flows.
+type flowFilter struct {
+	iface string
+	dst   []netip.Prefix
+	ports []uint16
+}
+
+// apply keeps established flows that leave through the managed interface
+// (the monitor reports it, or the source address is one of the interface's),
+// go to a managed destination prefix and to a managed port.
+func (f flowFilter) apply(flows []Flow, ifaceAddrs []netip.Addr) []Flow {
+	out := make([]Flow, 0, len(flows))
+	for _, fl := range flows {
+		if fl.State != 1 {
+			continue
+		}
+		if f.iface != "" && fl.Iface != f.iface && !slices.Contains(ifaceAddrs, fl.Src.Addr().Unmap()) {
+			continue
+		}
+		if len(f.dst) > 0 && !slices.ContainsFunc(f.dst, func(p netip.Prefix) bool { return p.Contains(fl.Dst.Addr().Unmap()) }) {
+			continue
+		}
+		if len(f.ports) > 0 && !slices.Contains(f.ports, fl.Dst.Port()) {
+			continue
+		}
+		out = append(out, fl)
+	}
+	return out
+}
+
+func ifaceAddrs(name string) ([]netip.Addr, error) {
+	if name == "" {
+		return nil, nil
+	}
+	ifi, err := net.InterfaceByName(name)
+	if err != nil {
+		return nil, fmt.Errorf("interface %s: %w", name, err)
+	}
+	as, err := ifi.Addrs()
+	if err != nil {
+		return nil, fmt.Errorf("addresses of %s: %w", name, err)
+	}
+	var out []netip.Addr
+	for _, a := range as {
+		if n, ok := a.(*net.IPNet); ok {
+			if ip, ok := netip.AddrFromSlice(n.IP); ok {
+				out = append(out, ip.Unmap())
+			}
+		}
+	}
+	return out, nil
+}

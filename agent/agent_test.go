@@ -1,0 +1,439 @@
+package agent
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// The loop is tested here against in-memory stand-ins that record what the
+// agent asked for; the integration test runs it against the real kernel.
+
+type memFlows struct {
+	flows []Flow
+	err   error
+}
+
+func (m *memFlows) Snapshot() ([]Flow, error) { return m.flows, m.err }
+
+type memDatapath struct {
+	mu         sync.Mutex
+	bounds     map[netip.Addr]DPBounds
+	heartbeats int
+	failSet    bool
+	closed     bool
+}
+
+func (d *memDatapath) Set(dst netip.Addr, b DPBounds) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.failSet && b != (DPBounds{}) {
+		return errors.New("map full")
+	}
+	if d.bounds == nil {
+		d.bounds = map[netip.Addr]DPBounds{}
+	}
+	d.bounds[dst] = b
+	return nil
+}
+func (d *memDatapath) Delete(dst netip.Addr) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.bounds, dst)
+	return nil
+}
+func (d *memDatapath) Heartbeat() error { d.mu.Lock(); d.heartbeats++; d.mu.Unlock(); return nil }
+func (d *memDatapath) Counters() (map[netip.Addr]DPCounters, error) {
+	return map[netip.Addr]DPCounters{netip.MustParseAddr("10.77.9.254"): {HiApplied: 42}}, nil
+}
+func (d *memDatapath) Backend() string { return "test" }
+func (d *memDatapath) Close() error    { d.closed = true; return nil }
+
+type memPeers struct {
+	live []PeerStatus
+}
+
+func (p *memPeers) Live(time.Time) []PeerStatus { return p.live }
+func (p *memPeers) N(time.Time) int {
+	n := 1
+	for _, s := range p.live {
+		if s.ActiveFlows > 0 {
+			n++
+		}
+	}
+	return n
+}
+func (p *memPeers) Counters() map[string]uint64 { return map[string]uint64{"ok": 7, "bad_mac": 1} }
+
+// nPolicy bounds hi = 30/N for every flow and, when perDst is set, one
+// destination separately; it panics when told to.
+type nPolicy struct {
+	perDst netip.Addr
+	panics bool
+}
+
+func (p *nPolicy) Name() string { return "ntest" }
+func (p *nPolicy) Decide(v View) Decision {
+	if p.panics {
+		panic("boom")
+	}
+	n := 1 + len(v.Peers)
+	d := Decision{Active: len(v.Flows) > 0, Default: PBounds{Hi: uint32(30 / n)}, Reason: "30/N"}
+	if p.perDst.IsValid() {
+		d.PerDst = map[netip.Addr]PBounds{p.perDst: {Lo: 2, Hi: 5}}
+	}
+	return d
+}
+
+func flow(src, dst string, cwnd uint32) Flow {
+	return Flow{Src: netip.MustParseAddrPort(src), Dst: netip.MustParseAddrPort(dst), State: 1, Cwnd: cwnd, MSS: 1448,
+		SRTT: 20 * time.Millisecond, MinRTT: 10 * time.Millisecond, Unacked: 10, DeliveryRate: 1e6}
+}
+
+type harness struct {
+	a      *Agent
+	flows  *memFlows
+	dp     *memDatapath
+	peers  *memPeers
+	pol    *nPolicy
+	events string
+}
+
+func newHarness(t *testing.T, mod func(*Config)) *harness {
+	t.Helper()
+	cfg := Defaults()
+	cfg.Iface, cfg.Group.KeyFile = "wlan0", "key"
+	if mod != nil {
+		mod(&cfg)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{flows: &memFlows{}, dp: &memDatapath{}, peers: &memPeers{}, pol: &nPolicy{}}
+	h.events = filepath.Join(t.TempDir(), "events.jsonl")
+	ev, err := OpenEventLog(h.events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ev.Close() })
+	a, err := New(cfg, Deps{Flows: h.flows, Datapath: h.dp, Peers: h.peers, Events: ev,
+		NewPolicy:  func(string, map[string]any) (Policy, error) { return h.pol, nil },
+		IfaceAddrs: func(string) ([]netip.Addr, error) { return []netip.Addr{netip.MustParseAddr("10.77.9.1")}, nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.a = a
+	return h
+}
+
+func (h *harness) readEvents(t *testing.T) []Event {
+	t.Helper()
+	b, err := os.ReadFile(h.events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []Event
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		var e Event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("event line %q: %v", sc.Text(), err)
+		}
+		evs = append(evs, e)
+	}
+	return evs
+}
+
+func TestTickWritesBoundsEventsAndHeartbeat(t *testing.T) {
+	h := newHarness(t, nil)
+	h.flows.flows = []Flow{flow("10.77.9.1:40000", "10.77.9.254:5201", 40)}
+	h.peers.live = []PeerStatus{{ActiveFlows: 1}, {ActiveFlows: 2}}
+	now := time.Unix(1_700_000_000, 0)
+	h.a.Tick(now)
+	if got := h.dp.bounds[netip.Addr{}]; got != (DPBounds{Hi: 10}) {
+		t.Fatalf("default bounds %+v, want hi 10 (30/N, N=3)", got)
+	}
+	h.a.Tick(now.Add(time.Second)) // unchanged: no new event, still a heartbeat
+	if h.dp.heartbeats != 2 {
+		t.Fatalf("heartbeats %d, want one per tick", h.dp.heartbeats)
+	}
+	evs := h.readEvents(t)
+	if len(evs) != 1 || evs[0].Hi != 10 || evs[0].N != 3 || evs[0].Policy != "ntest" || evs[0].Dst != "" || evs[0].Reason != "30/N" {
+		t.Fatalf("events %+v", evs)
+	}
+	raw, _ := os.ReadFile(h.events)
+	if !strings.Contains(string(raw), `"t":"2023-11-14T22:13:20Z"`) {
+		t.Fatalf("event time not RFC3339Nano UTC: %s", raw)
+	}
+
+	// A per-destination bound appears, then goes away: set, then deleted.
+	dst := netip.MustParseAddr("10.77.9.254")
+	h.pol.perDst = dst
+	h.a.Tick(now.Add(2 * time.Second))
+	if got := h.dp.bounds[dst]; got != (DPBounds{Lo: 2, Hi: 5}) {
+		t.Fatalf("per-dst bounds %+v", got)
+	}
+	h.pol.perDst = netip.Addr{}
+	h.a.Tick(now.Add(3 * time.Second))
+	if _, ok := h.dp.bounds[dst]; ok {
+		t.Fatal("stale destination was not deleted")
+	}
+	if evs := h.readEvents(t); len(evs) != 3 || evs[2].Dst != "10.77.9.254" || evs[2].Hi != 0 {
+		t.Fatalf("events %+v", evs)
+	}
+
+	// Own status for the peer protocol.
+	own := h.a.OwnStatus()
+	if own.ActiveFlows != 1 || own.Cwnd != 40 || own.Hi != 10 || own.Policy != "ntest" || own.MinRTT != 10*time.Millisecond {
+		t.Fatalf("own status %+v", own)
+	}
+}
+
+func TestFilterManagedFlows(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.Managed.Ports = []uint16{5201}; c.Managed.Dst = []string{"10.77.0.0/16"} })
+	h.flows.flows = []Flow{
+		flow("10.77.9.1:40000", "10.77.9.254:5201", 40), // managed
+		flow("10.77.9.1:40001", "10.77.9.254:22", 40),   // wrong port
+		flow("10.88.0.1:40002", "10.77.9.254:5201", 40), // other interface
+		flow("10.77.9.1:40003", "10.99.0.1:5201", 40),   // destination not managed
+	}
+	closed := flow("10.77.9.1:40004", "10.77.9.254:5201", 40)
+	closed.State = 8
+	h.flows.flows = append(h.flows.flows, closed)
+	h.a.Tick(time.Now())
+	st := h.a.Status()
+	if len(st.Flows) != 1 || st.Flows[0].Src != "10.77.9.1:40000" {
+		t.Fatalf("managed flows %+v", st.Flows)
+	}
+}
+
+func TestMonitorErrorFailsOpen(t *testing.T) {
+	h := newHarness(t, nil)
+	h.flows.flows = []Flow{flow("10.77.9.1:40000", "10.77.9.254:5201", 40)}
+	h.a.Tick(time.Now())
+	if h.dp.bounds[netip.Addr{}].Hi == 0 {
+		t.Fatal("no bound set")
+	}
+	hb := h.dp.heartbeats
+	h.flows.err = errors.New("netlink: permission denied")
+	h.a.Tick(time.Now())
+	if b := h.dp.bounds[netip.Addr{}]; b != (DPBounds{}) {
+		t.Fatalf("monitor error left bounds %+v", b)
+	}
+	if h.dp.heartbeats != hb {
+		t.Fatal("heartbeat refreshed although the monitor failed")
+	}
+	st := h.a.Status()
+	if st.Counts.MonitorErrors != 1 || !strings.Contains(st.LastError, "permission denied") {
+		t.Fatalf("status %+v", st)
+	}
+	// Recovery.
+	h.flows.err = nil
+	h.a.Tick(time.Now())
+	if h.dp.bounds[netip.Addr{}].Hi == 0 {
+		t.Fatal("bounds not restored after the monitor recovered")
+	}
+}
+
+func TestDatapathErrorFailsOpen(t *testing.T) {
+	h := newHarness(t, nil)
+	h.flows.flows = []Flow{flow("10.77.9.1:40000", "10.77.9.254:5201", 40)}
+	h.dp.failSet = true
+	h.a.Tick(time.Now())
+	if h.dp.heartbeats != 0 {
+		t.Fatal("heartbeat refreshed after a failed write")
+	}
+	if h.a.Status().Counts.DatapathErrors != 1 {
+		t.Fatal("datapath error not counted")
+	}
+	h.dp.failSet = false
+	h.a.Tick(time.Now())
+	if h.dp.bounds[netip.Addr{}].Hi != 30 || h.dp.heartbeats != 1 {
+		t.Fatalf("not recovered: %+v hb %d", h.dp.bounds, h.dp.heartbeats)
+	}
+}
+
+func TestPolicyPanicFailsOpen(t *testing.T) {
+	h := newHarness(t, nil)
+	h.flows.flows = []Flow{flow("10.77.9.1:40000", "10.77.9.254:5201", 40)}
+	h.a.Tick(time.Now())
+	h.pol.panics = true
+	h.a.Tick(time.Now())
+	if b := h.dp.bounds[netip.Addr{}]; b != (DPBounds{}) {
+		t.Fatalf("policy panic left bounds %+v", b)
+	}
+	if h.a.Status().Counts.PolicyPanics != 1 {
+		t.Fatal("panic not counted")
+	}
+}
+
+func TestGuardOverridesPolicy(t *testing.T) {
+	h := newHarness(t, func(c *Config) {
+		c.Guard.Enabled = true
+		c.Guard.OnWindow.Duration, c.Guard.OffWindow.Duration, c.Guard.Settle.Duration = 2*time.Second, 2*time.Second, 0
+	})
+	f := flow("10.77.9.1:40000", "10.77.9.254:5201", 40)
+	h.flows.flows = []Flow{f}
+	t0 := time.Unix(1000, 0)
+	for i := range 12 { // 6 s: on window, then probe
+		// Control on gives 1 MB/s, off gives 2 MB/s: bounds cost 50 %.
+		if h.dp.bounds[netip.Addr{}].Hi == 0 && i > 0 {
+			h.flows.flows[0].DeliveryRate = 2e6
+		} else {
+			h.flows.flows[0].DeliveryRate = 1e6
+		}
+		h.a.Tick(t0.Add(time.Duration(i) * 500 * time.Millisecond))
+	}
+	st := h.a.Status()
+	if st.Guard == nil || st.Guard.State != GuardDisabled || st.PolicyOn {
+		t.Fatalf("guard: %+v policy on %v", st.Guard, st.PolicyOn)
+	}
+	if b := h.dp.bounds[netip.Addr{}]; b != (DPBounds{}) {
+		t.Fatalf("guard disabled control but bounds %+v remain", b)
+	}
+	if !strings.HasPrefix(st.Reason, "guard: ") {
+		t.Fatalf("reason %q", st.Reason)
+	}
+}
+
+func TestMetricsParseAsPrometheusText(t *testing.T) {
+	h := newHarness(t, nil)
+	h.flows.flows = []Flow{flow("10.77.9.1:40000", "10.77.9.254:5201", 40)}
+	h.peers.live = []PeerStatus{{ActiveFlows: 1}}
+	h.a.Tick(time.Now())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop, addr, err := h.a.serveMetrics(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	body := httpGet(t, "http://"+addr+"/metrics")
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("metrics are not valid Prometheus text: %v\n%s", err, body)
+	}
+	want := map[string]float64{"coopcc_peers_n": 2, "coopcc_flow_cwnd_segments": 40, "coopcc_flow_bound_hi_segments": 15}
+	for name, v := range want {
+		f, ok := fams[name]
+		if !ok {
+			t.Fatalf("missing %s", name)
+		}
+		if got := f.GetMetric()[0].GetGauge().GetValue(); got != v {
+			t.Fatalf("%s = %v, want %v", name, got, v)
+		}
+	}
+	for _, name := range []string{"coopcc_bound_hits_total", "coopcc_protocol_messages_total", "coopcc_policy_active", "coopcc_guard_state", "process_resident_memory_bytes"} {
+		if _, ok := fams[name]; !ok {
+			t.Fatalf("missing %s", name)
+		}
+	}
+}
+
+func TestStatusSocket(t *testing.T) {
+	h := newHarness(t, nil)
+	h.flows.flows = []Flow{flow("10.77.9.1:40000", "10.77.9.254:5201", 40)}
+	h.a.Tick(time.Now())
+	sock := filepath.Join(t.TempDir(), "a.sock")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop, err := h.a.serveStatus(ctx, sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := QueryStatus(ctx, sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Backend != "test" || r.N != 1 || len(r.Flows) != 1 || len(r.Bounds) != 1 || len(r.Hits) != 1 || r.Hits[0].HiHits != 42 || r.Messages["bad_mac"] != 1 {
+		t.Fatalf("status %+v", r)
+	}
+	var buf bytes.Buffer
+	PrintStatus(&buf, r)
+	for _, s := range []string{"policy", "ntest", "backend", "test", "N", "default"} {
+		if !strings.Contains(buf.String(), s) {
+			t.Fatalf("status text lacks %q:\n%s", s, buf.String())
+		}
+	}
+	stop()
+	if _, err := os.Stat(sock); !os.IsNotExist(err) {
+		t.Fatal("socket file left behind")
+	}
+	if _, err := QueryStatus(ctx, sock); err == nil || !strings.Contains(err.Error(), "no agent answers") {
+		t.Fatalf("query without agent: %v", err)
+	}
+}
+
+func TestSecondInstanceRefused(t *testing.T) {
+	dir := t.TempDir()
+	l, err := AcquireLock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := AcquireLock(dir); !errors.Is(err, ErrAlreadyRunning) {
+		t.Fatalf("second lock: %v", err)
+	}
+	l.Release()
+	l2, err := AcquireLock(dir)
+	if err != nil {
+		t.Fatalf("lock after release: %v", err)
+	}
+	l2.Release()
+}
+
+func TestRunClearsBoundsOnShutdown(t *testing.T) {
+	h := newHarness(t, func(c *Config) {
+		c.Monitor.Interval.Duration = 20 * time.Millisecond
+		c.Datapath.Lease.Duration = time.Second
+	})
+	h.flows.flows = []Flow{flow("10.77.9.1:40000", "10.77.9.254:5201", 40)}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- h.a.Run(ctx) }()
+	time.Sleep(100 * time.Millisecond)
+	h.dp.mu.Lock()
+	hi := h.dp.bounds[netip.Addr{}].Hi
+	h.dp.mu.Unlock()
+	if hi != 30 {
+		t.Fatalf("bounds while running: %d", hi)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if b := h.dp.bounds[netip.Addr{}]; b != (DPBounds{}) {
+		t.Fatalf("bounds after shutdown %+v", b)
+	}
+}
+
+func httpGet(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func mustAddr(s string) netip.Addr { return netip.MustParseAddr(s) }

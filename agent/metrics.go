@@ -1,0 +1,108 @@
+package agent
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Metric names (docs/agent.md lists them).
+var (
+	mFlowCwnd    = prometheus.NewDesc("coopcc_flow_cwnd_segments", "Congestion window of a managed flow.", []string{"src", "dst"}, nil)
+	mFlowSRTT    = prometheus.NewDesc("coopcc_flow_srtt_seconds", "Smoothed RTT of a managed flow.", []string{"src", "dst"}, nil)
+	mFlowMinRTT  = prometheus.NewDesc("coopcc_flow_min_rtt_seconds", "Minimum RTT of a managed flow.", []string{"src", "dst"}, nil)
+	mFlowRate    = prometheus.NewDesc("coopcc_flow_delivery_rate_bytes_per_second", "Delivery rate of a managed flow.", []string{"src", "dst"}, nil)
+	mFlowLo      = prometheus.NewDesc("coopcc_flow_bound_lo_segments", "Lower cwnd bound that applies to a managed flow (0 = none).", []string{"src", "dst"}, nil)
+	mFlowHi      = prometheus.NewDesc("coopcc_flow_bound_hi_segments", "Upper cwnd bound that applies to a managed flow (0 = none).", []string{"src", "dst"}, nil)
+	mBoundLo     = prometheus.NewDesc("coopcc_bound_lo_segments", "Lower cwnd bound held by the datapath per destination (dst=\"\" is the default).", []string{"dst"}, nil)
+	mBoundHi     = prometheus.NewDesc("coopcc_bound_hi_segments", "Upper cwnd bound held by the datapath per destination (dst=\"\" is the default).", []string{"dst"}, nil)
+	mBoundHits   = prometheus.NewDesc("coopcc_bound_hits_total", "How often the datapath applied a bound to flows of a destination, by bound (lo/hi).", []string{"dst", "bound"}, nil)
+	mPeers       = prometheus.NewDesc("coopcc_peers_n", "Active terminals N (self + live peers with active uploads).", nil, nil)
+	mPeersLive   = prometheus.NewDesc("coopcc_peers_live", "Live peers heard (excluding self).", nil, nil)
+	mFlows       = prometheus.NewDesc("coopcc_managed_flows", "Managed flows, by whether they are active (uploading).", []string{"active"}, nil)
+	mMessages    = prometheus.NewDesc("coopcc_protocol_messages_total", "Protocol messages by outcome/reason (peer counters).", []string{"reason"}, nil)
+	mPolicy      = prometheus.NewDesc("coopcc_policy_active", "1 when the policy is bounding cwnd.", []string{"policy"}, nil)
+	mGuard       = prometheus.NewDesc("coopcc_guard_state", "Guard state (1 for the current state).", []string{"state"}, nil)
+	mGuardCost   = prometheus.NewDesc("coopcc_guard_cost_ratio", "Throughput cost of the bounds at the guard's last comparison (1 - on/off).", nil, nil)
+	mGuardOff    = prometheus.NewDesc("coopcc_guard_disables_total", "How often the guard switched control off.", nil, nil)
+	mTicks       = prometheus.NewDesc("coopcc_ticks_total", "Control-loop iterations.", nil, nil)
+	mErrors      = prometheus.NewDesc("coopcc_errors_total", "Errors by source (each one fails open).", []string{"source"}, nil)
+	mChanges     = prometheus.NewDesc("coopcc_bound_changes_total", "Bound changes written to the datapath.", nil, nil)
+	mTickSeconds = prometheus.NewDesc("coopcc_tick_duration_seconds", "Duration of the last control-loop iteration.", nil, nil)
+	mBackend     = prometheus.NewDesc("coopcc_datapath_info", "The datapath backend in use.", []string{"backend"}, nil)
+)
+
+// Registry returns a new Prometheus registry (never the global default)
+// holding the agent's collector plus the Go and process collectors.
+func (a *Agent) Registry() *prometheus.Registry {
+	r := prometheus.NewRegistry()
+	r.MustRegister(agentCollector{a}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return r
+}
+
+type agentCollector struct{ a *Agent }
+
+func (c agentCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{mFlowCwnd, mFlowSRTT, mFlowMinRTT, mFlowRate, mFlowLo, mFlowHi, mBoundLo, mBoundHi,
+		mBoundHits, mPeers, mPeersLive, mFlows, mMessages, mPolicy, mGuard, mGuardCost, mGuardOff, mTicks, mErrors,
+		mChanges, mTickSeconds, mBackend} {
+		ch <- d
+	}
+}
+
+func (c agentCollector) Collect(ch chan<- prometheus.Metric) {
+	g := prometheus.GaugeValue
+	r := c.a.Status()
+	active := 0
+	for _, f := range r.Flows {
+		ch <- prometheus.MustNewConstMetric(mFlowCwnd, g, float64(f.Cwnd), f.Src, f.Dst)
+		ch <- prometheus.MustNewConstMetric(mFlowSRTT, g, f.SRTT.Seconds(), f.Src, f.Dst)
+		ch <- prometheus.MustNewConstMetric(mFlowMinRTT, g, f.MinRTT.Seconds(), f.Src, f.Dst)
+		ch <- prometheus.MustNewConstMetric(mFlowRate, g, float64(f.Rate), f.Src, f.Dst)
+		ch <- prometheus.MustNewConstMetric(mFlowLo, g, float64(f.Lo), f.Src, f.Dst)
+		ch <- prometheus.MustNewConstMetric(mFlowHi, g, float64(f.Hi), f.Src, f.Dst)
+		if f.Active {
+			active++
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(mFlows, g, float64(active), "true")
+	ch <- prometheus.MustNewConstMetric(mFlows, g, float64(len(r.Flows)-active), "false")
+	for _, b := range r.Bounds {
+		ch <- prometheus.MustNewConstMetric(mBoundLo, g, float64(b.Lo), b.Dst)
+		ch <- prometheus.MustNewConstMetric(mBoundHi, g, float64(b.Hi), b.Dst)
+	}
+	for _, h := range r.Hits {
+		ch <- prometheus.MustNewConstMetric(mBoundHits, prometheus.CounterValue, float64(h.LoHits), h.Dst, "lo")
+		ch <- prometheus.MustNewConstMetric(mBoundHits, prometheus.CounterValue, float64(h.HiHits), h.Dst, "hi")
+	}
+	ch <- prometheus.MustNewConstMetric(mPeers, g, float64(r.N))
+	ch <- prometheus.MustNewConstMetric(mPeersLive, g, float64(len(r.Peers)))
+	for reason, v := range r.Messages {
+		ch <- prometheus.MustNewConstMetric(mMessages, prometheus.CounterValue, float64(v), reason)
+	}
+	ch <- prometheus.MustNewConstMetric(mPolicy, g, b2f(r.PolicyOn), r.Policy)
+	if r.Guard != nil {
+		for _, s := range []string{GuardIdle, GuardOn, GuardProbe, GuardDisabled} {
+			ch <- prometheus.MustNewConstMetric(mGuard, g, b2f(r.Guard.State == s), s)
+		}
+		ch <- prometheus.MustNewConstMetric(mGuardCost, g, r.Guard.Cost)
+		ch <- prometheus.MustNewConstMetric(mGuardOff, prometheus.CounterValue, float64(r.Guard.Disables))
+	} else {
+		for _, s := range []string{GuardIdle, GuardOn, GuardProbe, GuardDisabled} {
+			ch <- prometheus.MustNewConstMetric(mGuard, g, 0, s)
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(mTicks, prometheus.CounterValue, float64(r.Counts.Ticks))
+	ch <- prometheus.MustNewConstMetric(mErrors, prometheus.CounterValue, float64(r.Counts.MonitorErrors), "monitor")
+	ch <- prometheus.MustNewConstMetric(mErrors, prometheus.CounterValue, float64(r.Counts.DatapathErrors), "datapath")
+	ch <- prometheus.MustNewConstMetric(mErrors, prometheus.CounterValue, float64(r.Counts.PolicyPanics), "policy")
+	ch <- prometheus.MustNewConstMetric(mChanges, prometheus.CounterValue, float64(r.Counts.BoundChanges))
+	ch <- prometheus.MustNewConstMetric(mTickSeconds, g, r.TickTime.Seconds())
+	ch <- prometheus.MustNewConstMetric(mBackend, g, 1, r.Backend)
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,170 @@
+package agent
+
+import (
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+)
+
+// OwnStatus is the status the peer node broadcasts for this terminal, built
+// from the latest tick (safe to call from the peer node's goroutine).
+func (a *Agent) OwnStatus() PeerStatus {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.last.Own
+}
+
+// ownStatusLocked summarises the managed flows of the last tick: active flows
+// (bytes in flight or queued), aggregate cwnd and delivery rate of the active
+// flows, their mean srtt and smallest min RTT, demand (bytes queued, not yet
+// sent), app-limited when every active flow is, capability (best aggregate
+// rate seen while alone), and the bounds that apply to most active flows.
+func (a *Agent) ownStatusLocked(polName string) PeerStatus {
+	var s PeerStatus
+	var srtt time.Duration
+	perDst := map[netip.Addr]int{}
+	appLimited := true
+	for _, f := range a.last.Flows {
+		s.Demand += uint64(f.NotSent)
+		if !isActive(f) {
+			continue
+		}
+		s.ActiveFlows++
+		s.Cwnd += f.Cwnd
+		s.DeliveryRate += f.DeliveryRate
+		srtt += f.SRTT
+		if f.MinRTT > 0 && (s.MinRTT == 0 || f.MinRTT < s.MinRTT) {
+			s.MinRTT = f.MinRTT
+		}
+		appLimited = appLimited && f.AppLimited
+		perDst[f.Dst.Addr()]++
+	}
+	if s.ActiveFlows > 0 {
+		s.SRTT = srtt / time.Duration(s.ActiveFlows)
+	}
+	s.AppLimited = s.ActiveFlows == 0 || appLimited
+	s.Capability = uint64(a.capab)
+	b := a.applied[defaultDst]
+	best := 0
+	for d, c := range perDst {
+		if pb, ok := a.applied[d]; ok && c > best {
+			b, best = pb, c
+		}
+	}
+	s.Lo, s.Hi = b.Lo, b.Hi
+	s.Policy = polName
+	return s
+}
+
+// StatusReport is what `coopcc agent status` shows.
+type StatusReport struct {
+	Time      time.Time         `json:"time"`
+	Iface     string            `json:"iface"`
+	Group     string            `json:"group"`
+	Policy    string            `json:"policy"`
+	PolicyOn  bool              `json:"policy_active"`
+	Reason    string            `json:"reason"`
+	Backend   string            `json:"datapath_backend"`
+	N         int               `json:"n"`
+	Own       PeerStatus        `json:"self"`
+	Peers     []PeerStatus      `json:"peers"`
+	Bounds    []BoundReport     `json:"bounds"`
+	Hits      []HitReport       `json:"bound_hits"`
+	Flows     []FlowReport      `json:"flows"`
+	Guard     *GuardStatus      `json:"guard,omitempty"`
+	Counts    Counts            `json:"counts"`
+	Messages  map[string]uint64 `json:"messages"`
+	LastTick  time.Time         `json:"last_tick"`
+	TickTime  time.Duration     `json:"tick_time_ns"`
+	LastError string            `json:"last_error,omitempty"`
+}
+
+// BoundReport is one entry of the bounds the datapath holds.
+type BoundReport struct {
+	Dst string `json:"dst"` // "" = default
+	Lo  uint32 `json:"lo"`
+	Hi  uint32 `json:"hi"`
+}
+
+// HitReport says how often the datapath applied the bounds to the flows of
+// one destination (whichever entry, per-destination or default, applied).
+type HitReport struct {
+	Dst    string `json:"dst"`
+	LoHits uint64 `json:"lo_hits"`
+	HiHits uint64 `json:"hi_hits"`
+}
+
+// FlowReport is one managed flow.
+type FlowReport struct {
+	Src, Dst   string
+	Cwnd       uint32        `json:"cwnd"`
+	SRTT       time.Duration `json:"srtt_ns"`
+	MinRTT     time.Duration `json:"min_rtt_ns"`
+	Rate       uint64        `json:"delivery_rate_Bps"`
+	Active     bool          `json:"active"`
+	AppLimited bool          `json:"app_limited"`
+	Lo, Hi     uint32
+}
+
+// boundsFor returns the bounds that apply to dst.
+func (a *Agent) boundsForLocked(dst netip.Addr) DPBounds {
+	if b, ok := a.applied[dst]; ok {
+		return b
+	}
+	return a.applied[defaultDst]
+}
+
+// Status builds the status report.
+func (a *Agent) Status() StatusReport {
+	counters := a.datapathCounters()
+	msgs := a.deps.Peers.Counters()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	r := StatusReport{
+		Time: time.Now(), Iface: a.cfg.Iface, Group: a.cfg.Group.ID, Policy: a.pol.Name(),
+		PolicyOn: a.last.Decision.Active, Reason: a.last.Reason, Backend: a.deps.Datapath.Backend(),
+		N: a.last.N, Own: a.last.Own, Peers: a.last.Peers, Counts: a.counts, Messages: msgs,
+		LastTick: a.last.At, TickTime: a.last.TickTime, LastError: a.last.Err,
+	}
+	for d, b := range a.applied {
+
+		r.Bounds = append(r.Bounds, BoundReport{Dst: eventDst(d), Lo: b.Lo, Hi: b.Hi})
+	}
+	slices.SortFunc(r.Bounds, func(x, y BoundReport) int { return strings.Compare(x.Dst, y.Dst) })
+	for d, c := range counters {
+		r.Hits = append(r.Hits, HitReport{Dst: eventDst(d), LoHits: c.LoApplied, HiHits: c.HiApplied})
+	}
+	slices.SortFunc(r.Hits, func(x, y HitReport) int { return strings.Compare(x.Dst, y.Dst) })
+	for _, f := range a.last.Flows {
+		b := a.boundsForLocked(f.Dst.Addr())
+		r.Flows = append(r.Flows, FlowReport{Src: f.Src.String(), Dst: f.Dst.String(), Cwnd: f.Cwnd, SRTT: f.SRTT, MinRTT: f.MinRTT,
+			Rate: f.DeliveryRate, Active: isActive(f), AppLimited: f.AppLimited, Lo: b.Lo, Hi: b.Hi})
+	}
+	if a.guard != nil {
+		g := a.last.Guard
+		r.Guard = &g
+	}
+	return r
+}
+
+// datapathCounters reads the bound-hit counters (errors give an empty map).
+func (a *Agent) datapathCounters() map[netip.Addr]DPCounters {
+	a.dpMu.Lock()
+	defer a.dpMu.Unlock()
+	c, err := a.deps.Datapath.Counters()
+	if err != nil {
+		a.log.Debug("datapath counters", "err", err)
+		return nil
+	}
+	return c
+}
+
+// peerView turns a validated peer status into the policy's view of it.
+func peerView(p PeerStatus) PeerView {
+	return PeerView{
+		ActiveFlows: int(p.ActiveFlows), SRTT: p.SRTT, MinRTT: p.MinRTT,
+		DeliveryRate: float64(p.DeliveryRate), Demand: p.Demand, AppLimited: p.AppLimited,
+		Capability: float64(p.Capability), Lo: p.Lo, Hi: p.Hi,
+	}
+}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/coopcc/coopcc/lab"
+)
+
+func newLabCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "lab",
+		Short: "Run the papers' experiments on this machine (scenarios, testbed, results)",
+		Long: `lab runs scenario files (TOML; presets are embedded, see "coopcc lab list")
+on a testbed of network namespaces around the WLAN emulator, with iperf3
+traffic and the agent on managed terminals, and writes a results directory
+that "coopcc lab report" turns into figures. docs/scenarios.md is the schema.`,
+	}
+	cmd.AddCommand(newLabRunCmd(), newLabListCmd(), newLabCleanCmd())
+	// TODO(lab): add newLabReportCmd() here once cmd/coopcc/labreport.go is in main.
+	return cmd
+}
+
+func newLabRunCmd() *cobra.Command {
+	var out, backend, only, coopcc string
+	var quick, dry bool
+	cmd := &cobra.Command{
+		Use:   "run SCENARIO",
+		Short: "Run a scenario (preset name or .toml file) and write its results directory",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := lab.Load(args[0])
+			if err != nil {
+				return err
+			}
+			if dry {
+				runs, err := s.Expand(lab.Options{Quick: quick})
+				if err != nil {
+					return err
+				}
+				total := time.Duration(0)
+				for _, r := range runs {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s\t%d stations\t%v\n", r.ID, len(r.Stations), r.Length)
+					total += r.Length.D()
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%d runs, %v of traffic\n", len(runs), total)
+				return nil
+			}
+			if out == "" {
+				out = filepath.Join("results", s.Name+"-"+time.Now().Format("20060102-150405"))
+			}
+			sum, err := lab.RunScenario(cmd.Context(), s, lab.RunnerConfig{Out: out, Quick: quick, Backend: backend,
+				Coopcc: coopcc, Only: only, Log: cmd.ErrOrStderr()})
+			if sum != nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "%d runs (%d failed) in %v; results in %s\n", sum.Runs, sum.Failed, sum.Took.Round(time.Second), sum.Out)
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&quick, "quick", false, "apply the scenario's [quick] reductions (shorter runs, fewer sweep points)")
+	f.StringVar(&out, "out", "", "results directory (default results/SCENARIO-TIMESTAMP; must be empty)")
+	f.StringVar(&backend, "backend", "", `"emu" (WLAN emulator) or "veth" (plain bridge, no emulation); default emu when available`)
+	f.StringVar(&only, "only", "", "run only the runs whose id contains this text")
+	f.StringVar(&coopcc, "coopcc", "", "coopcc binary for the emulator and agents (default: this one)")
+	f.BoolVar(&dry, "dry-run", false, "list the runs the scenario expands to and exit")
+	return cmd
+}
+
+func newLabListCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the embedded preset scenarios",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ps, err := lab.Presets()
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tRUNS\tQUICK\tDESCRIPTION")
+			for _, s := range ps {
+				full, _ := s.Expand(lab.Options{})
+				q, _ := s.Expand(lab.Options{Quick: true})
+				fmt.Fprintf(tw, "%s\t%d (%s)\t%d (%s)\t%s\n", s.Name, len(full), trafficTime(full), len(q), trafficTime(q), s.Description)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func trafficTime(runs []lab.Run) string {
+	var d time.Duration
+	for _, r := range runs {
+		d += r.Length.D()
+	}
+	return d.Round(time.Second).String()
+}
+
+func newLabCleanCmd() *cobra.Command {
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "clean",
+		Short: "Remove network namespaces left by interrupted lab runs",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			removed, err := lab.Clean(all)
+			for _, n := range removed {
+				fmt.Fprintln(cmd.OutOrStdout(), "removed", n)
+			}
+			if len(removed) == 0 && err == nil {
+				fmt.Fprintln(cmd.OutOrStdout(), "nothing to clean")
+			}
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "also remove namespaces of lab runs that are still running")
+	return cmd
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/coopcc/coopcc/lab/report"
+	"github.com/coopcc/coopcc/lab/results"
+)
+
+// newLabReportCmd is `coopcc lab report DIR`: figures, CSVs, a summary table
+// and one self-contained HTML page from a lab results directory.
+func newLabReportCmd() *cobra.Command {
+	var out, formats string
+	cmd := &cobra.Command{
+		Use:   "report DIR",
+		Short: "Analyze a lab results directory: figures, CSVs, summary table and an HTML page",
+		Long: `Reads a results directory written by 'coopcc lab run' and writes, into --out
+(default DIR/report): report.html (self-contained), summary.txt/.csv, runs.csv,
+and every figure as PNG/SVG with its data as CSV. Prints the summary table.
+Metric definitions: docs/analysis.md.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := args[0]
+			if out == "" {
+				out = filepath.Join(dir, "report")
+			}
+			res, err := results.Load(dir)
+			if err != nil {
+				return err
+			}
+			rep, err := report.Write(res, out, report.Options{Formats: strings.Split(formats, ",")})
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			for _, warn := range rep.Warnings {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", warn)
+			}
+			if err := report.WriteSummaryTable(w, rep.Groups); err != nil {
+				return err
+			}
+			invalid := 0
+			for _, r := range rep.Runs {
+				if !r.Valid {
+					invalid++
+				}
+			}
+			if invalid > 0 {
+				fmt.Fprintf(w, "%d of %d runs INVALID (left out of the statistics; reasons in the report)\n", invalid, len(rep.Runs))
+			}
+			fmt.Fprintf(w, "report: %s (%d figures)\n", rep.HTMLPath, len(rep.Figures))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "output directory (default DIR/report)")
+	cmd.Flags().StringVar(&formats, "format", "png,svg", "figure formats: png, svg or png,svg")
+	return cmd
+}

@@ -1,0 +1,145 @@
+package analysis
+
+// MinDataBytes is how many bytes a flow must have acknowledged during the
+// recording to count as a data flow. iperf3's control connection moves a few
+// hundred bytes and is left out of RTT, retransmission and loss statistics.
+const MinDataBytes = 64 << 10
+
+// Point is one point of a time series.
+type Point struct{ T, V float64 }
+
+// AckedBytes returns how many bytes the flow acknowledged between its first
+// and last sample (bytes_acked is cumulative).
+func AckedBytes(s Series) uint64 {
+	if len(s.Samples) < 2 {
+		return 0
+	}
+	first, last := s.Samples[0].BytesAcked, s.Samples[len(s.Samples)-1].BytesAcked
+	if last < first {
+		return 0
+	}
+	return last - first
+}
+
+// IsDataFlow reports whether s carried bulk data (see MinDataBytes).
+func IsDataFlow(s Series) bool { return AckedBytes(s) >= MinDataBytes }
+
+// MinStarvedBytes: a station none of whose flows reached MinDataBytes (a
+// starved terminal) still has its largest flow taken as its data flow when
+// that flow acknowledged at least this much (iperf3's control connection
+// acknowledges a few hundred bytes).
+const MinStarvedBytes = 4 << 10
+
+// DataFlows returns the data flows of a station, in input order: the
+// flows recorded in its netns and — for downloads, where the station only
+// receives — the mirror-image flows recorded at the other end (another
+// netns's flow whose src is the station flow's dst and vice versa), keeping
+// those that acknowledged at least MinDataBytes. A starved station with no
+// such flow keeps its flow with the largest bytes_acked if that is at least
+// MinStarvedBytes.
+func DataFlows(flows []Series, station string) []Series {
+	mirror := map[[2]string]bool{}
+	for _, s := range flows {
+		if s.Key.Station == station {
+			mirror[[2]string{s.Key.Dst, s.Key.Src}] = true
+		}
+	}
+	var out []Series
+	best, bestAcked := -1, uint64(0)
+	for i, s := range flows {
+		if s.Key.Station != station && !mirror[[2]string{s.Key.Src, s.Key.Dst}] {
+			continue
+		}
+		if IsDataFlow(s) {
+			out = append(out, s)
+		}
+		if n := len(s.Samples); n > 0 && s.Samples[n-1].BytesAcked > bestAcked {
+			best, bestAcked = i, s.Samples[n-1].BytesAcked
+		}
+	}
+	if len(out) == 0 && best >= 0 && bestAcked >= MinStarvedBytes {
+		out = append(out, flows[best])
+	}
+	return out
+}
+
+// SRTTsMs returns the flow's smoothed-RTT samples in milliseconds, skipping
+// samples where the kernel had no RTT estimate yet (srtt 0).
+func SRTTsMs(s Series) []float64 {
+	out := make([]float64, 0, len(s.Samples))
+	for _, smp := range s.Samples {
+		if smp.SRTT > 0 {
+			out = append(out, float64(smp.SRTT.Microseconds())/1000)
+		}
+	}
+	return out
+}
+
+// Retransmissions returns the segments the flow retransmitted: the first
+// sample's total_retrans (the connection's retransmissions before the
+// recording saw it) plus every later increase. A decrease (the counter can
+// only reset with a new socket on the same addresses) starts a new count.
+func Retransmissions(s Series) int {
+	if len(s.Samples) == 0 {
+		return 0
+	}
+	n := int(s.Samples[0].TotalRetrans)
+	for i := 1; i < len(s.Samples); i++ {
+		prev, cur := s.Samples[i-1].TotalRetrans, s.Samples[i].TotalRetrans
+		switch {
+		case cur > prev:
+			n += int(cur - prev)
+		case cur < prev:
+			n += int(cur)
+		}
+	}
+	return n
+}
+
+// LossEpisodes counts the flow's retransmission-timeout episodes: entries
+// into CA state 4 (TCP_CA_Loss), which Linux enters only on an RTO. A first
+// sample already in Loss counts as one. Episodes shorter than the sampling
+// interval can be missed (documented in docs/analysis.md).
+func LossEpisodes(s Series) int {
+	n := 0
+	for i, smp := range s.Samples {
+		if smp.CAState == 4 && (i == 0 || s.Samples[i-1].CAState != 4) {
+			n++
+		}
+	}
+	return n
+}
+
+// AckedThroughput returns the flow's sender-side throughput in Mbit/s
+// between consecutive samples, from the bytes_acked deltas, each point at
+// the end of its interval.
+func AckedThroughput(s Series) []Point {
+	var out []Point
+	for i := 1; i < len(s.Samples); i++ {
+		a, b := s.Samples[i-1], s.Samples[i]
+		dt := b.T - a.T
+		if dt <= 0 {
+			continue
+		}
+		var d float64
+		if b.BytesAcked >= a.BytesAcked {
+			d = float64(b.BytesAcked - a.BytesAcked)
+		}
+		out = append(out, Point{T: b.T, V: d * 8 / dt / 1e6})
+	}
+	return out
+}
+
+// GoodputSeries returns the iperf3 per-interval throughput in Mbit/s, each
+// point at the end of its interval shifted by offset seconds (the station's
+// start time, to put it on the run's clock).
+func GoodputSeries(ip Iperf, offset float64) []Point {
+	out := make([]Point, 0, len(ip.Intervals))
+	for _, iv := range ip.Intervals {
+		if iv.End <= iv.Start {
+			continue
+		}
+		out = append(out, Point{T: iv.End + offset, V: iv.Mbps()})
+	}
+	return out
+}

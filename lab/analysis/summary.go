@@ -1,0 +1,466 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Goodput sources.
+const (
+	SourceIperf = "iperf3"    // end.sum_received of the station's iperf3 report
+	SourceAcked = "flows.csv" // fallback: bytes_acked over the recording
+)
+
+// StationSummary is the per-station (per-terminal) result of one run.
+type StationSummary struct {
+	Station string
+	Group   string // scenario group name ("" = none)
+	Managed bool
+	PhyMbps float64
+	MaxMbps float64 // throughput alone (0 = unknown)
+	// GoodputMbps is receiver-side goodput (NaN when the station has
+	// neither an iperf3 report nor a data flow); GoodputSource says where it
+	// came from.
+	GoodputMbps   float64
+	GoodputSource string
+	IperfError    string
+	DataFlows     int
+	RTT           Percentiles // SRTT of the station's data flows, ms
+	Retrans       int
+	Timeouts      int // CA-state-4 episodes
+	LossEvents    []LossEvent
+	BoundChanges  int
+	Airtime       float64 // emulator airtime share (NaN when unknown)
+}
+
+// RunSummary is the result of one run.
+type RunSummary struct {
+	ID      string
+	Group   string // the run group: ID without its repetition
+	Mode    string
+	N       int
+	DelayMs float64
+	Rep     int
+	Params  map[string]any
+	// Valid is run.json's flag, and-ed with emu.json's and with every iperf3
+	// report being error-free; InvalidReason says why not.
+	Valid         bool
+	InvalidReason string
+	Stations      []StationSummary
+
+	AggregateMbps    float64 // Σ station goodput
+	Jain             float64
+	WeightedFairness float64 // NaN unless every station's MaxMbps is known
+	ManagedMbps      float64 // mean goodput of managed stations (NaN if none)
+	UnmanagedMbps    float64 // mean goodput of unmanaged stations (NaN if none)
+	// GroupMbps is the mean goodput per terminal of each station group
+	// (StationGroup), GroupCount how many stations with goodput each has.
+	GroupMbps  map[string]float64
+	GroupCount map[string]int
+	RTT        Percentiles // pooled SRTT samples of all data flows, ms
+	Retrans    int
+	Timeouts   int
+	Penalizing int
+	Moderate   int
+	APDrops    float64 // last drops_total of apqueue.csv (NaN when absent)
+	APQueueP95 float64 // p95 AP queue occupancy, frames (NaN when absent)
+}
+
+// Summarize computes the run's metrics.
+func Summarize(run Run, rule LossRule) RunSummary {
+	info := run.Info
+	rs := RunSummary{
+		ID: info.ID, Group: GroupKey(info), Mode: info.Mode, N: info.N, DelayMs: info.DelayMs,
+		Rep: info.Rep, Params: info.Params, Valid: info.Valid, InvalidReason: info.InvalidReason,
+		APDrops: math.NaN(), APQueueP95: math.NaN(),
+	}
+	var reasons []string
+	if !info.Valid {
+		r := info.InvalidReason
+		if r == "" {
+			r = "run.json: valid=false"
+		}
+		reasons = append(reasons, r)
+	}
+	if run.Emu != nil && run.Emu.Status != nil && !run.Emu.Status.Valid {
+		rs.Valid = false
+		r := "emulator overloaded"
+		if run.Emu.Status.Reason != "" {
+			r = "emulator: " + run.Emu.Status.Reason
+		}
+		if !strings.Contains(strings.Join(reasons, "; "), r) {
+			reasons = append(reasons, r)
+		}
+	}
+
+	airtime := map[string]float64{}
+	if run.Emu != nil {
+		for _, st := range run.Emu.Stations {
+			airtime[st.Station] = st.AirtimeShare
+		}
+		if q := run.Emu.Queue; len(q) > 0 {
+			rs.APDrops = float64(q[len(q)-1].DropsTotal)
+			fr := make([]float64, len(q))
+			for i, s := range q {
+				fr[i] = float64(s.Frames)
+			}
+			rs.APQueueP95 = Percentile(fr, 95)
+		}
+	}
+
+	var allRTT, goodputs, managed, unmanaged, xs, maxs []float64
+	byGroup := map[string][]float64{}
+	haveAllMax := true
+	for _, st := range stationsOf(run) {
+		ss := StationSummary{Station: st.Name, Group: st.Group, Managed: st.Managed, PhyMbps: st.PhyMbps, MaxMbps: st.MaxMbps,
+			GoodputMbps: math.NaN(), Airtime: math.NaN(), BoundChanges: len(run.Bounds[st.Name])}
+		if a, ok := airtime[st.Name]; ok {
+			ss.Airtime = a
+		}
+		flows := DataFlows(run.Flows, st.Name)
+		ss.DataFlows = len(flows)
+		var rtts []float64
+		var acked float64
+		var first, last float64 = math.Inf(1), math.Inf(-1)
+		for _, f := range flows {
+			rtts = append(rtts, SRTTsMs(f)...)
+			ss.Retrans += Retransmissions(f)
+			ss.Timeouts += LossEpisodes(f)
+			ss.LossEvents = append(ss.LossEvents, LossEvents(f, rule)...)
+			acked += float64(AckedBytes(f))
+			first = math.Min(first, f.Samples[0].T)
+			last = math.Max(last, f.Samples[len(f.Samples)-1].T)
+		}
+		ss.RTT = PercentilesOf(rtts)
+		allRTT = append(allRTT, rtts...)
+		if ip, ok := run.Iperf[st.Name]; ok && ip.ReceivedSeconds > 0 {
+			ss.GoodputMbps, ss.GoodputSource = ip.GoodputMbps(), SourceIperf
+		} else if len(flows) > 0 && last > first {
+			ss.GoodputMbps, ss.GoodputSource = acked*8/(last-first)/1e6, SourceAcked
+		}
+		if ip, ok := run.Iperf[st.Name]; ok && ip.Error != "" {
+			ss.IperfError = ip.Error
+			reasons = append(reasons, fmt.Sprintf("iperf3 on %s: %s", st.Name, ip.Error))
+			rs.Valid = false
+		}
+		for _, e := range ss.LossEvents {
+			switch e.Class {
+			case Penalizing:
+				rs.Penalizing++
+			case Moderate:
+				rs.Moderate++
+			}
+		}
+		rs.Retrans += ss.Retrans
+		rs.Timeouts += ss.Timeouts
+		if math.IsNaN(ss.GoodputMbps) && len(run.Info.Stations) > 0 {
+			// A terminal of the scenario without any measurement would make the
+			// aggregate too low and Jain too high: the run is incomplete.
+			if info.Valid { // a failed run says why itself; do not bury that
+				reasons = append(reasons, fmt.Sprintf("%s: no goodput (no iperf3 report, no data flow in flows.csv)", st.Name))
+			}
+			rs.Valid = false
+		}
+		if !math.IsNaN(ss.GoodputMbps) {
+			goodputs = append(goodputs, ss.GoodputMbps)
+			if st.Managed {
+				managed = append(managed, ss.GoodputMbps)
+			} else {
+				unmanaged = append(unmanaged, ss.GoodputMbps)
+			}
+			byGroup[StationGroup(st)] = append(byGroup[StationGroup(st)], ss.GoodputMbps)
+			xs = append(xs, ss.GoodputMbps)
+			maxs = append(maxs, st.MaxMbps)
+			haveAllMax = haveAllMax && st.MaxMbps > 0
+		}
+		rs.Stations = append(rs.Stations, ss)
+	}
+	rs.AggregateMbps, rs.Jain = math.NaN(), math.NaN()
+	if len(goodputs) > 0 {
+		rs.AggregateMbps = sum(goodputs)
+		rs.Jain = Jain(goodputs)
+	}
+	rs.ManagedMbps, rs.UnmanagedMbps = StatOf(managed).Mean, StatOf(unmanaged).Mean
+	rs.GroupMbps, rs.GroupCount = map[string]float64{}, map[string]int{}
+	for g, v := range byGroup {
+		rs.GroupMbps[g], rs.GroupCount[g] = StatOf(v).Mean, len(v)
+	}
+	rs.WeightedFairness = math.NaN()
+	if haveAllMax && len(xs) > 0 {
+		rs.WeightedFairness, _ = WeightedFairness(xs, maxs)
+	}
+	rs.RTT = PercentilesOf(allRTT)
+	rs.InvalidReason = strings.Join(reasons, "; ")
+	return rs
+}
+
+// StationGroup is the station's group for per-group means: its scenario
+// group name, else "managed" or "unmanaged".
+func StationGroup(st Station) string {
+	switch {
+	case st.Group != "":
+		return st.Group
+	case st.Managed:
+		return "managed"
+	default:
+		return "unmanaged"
+	}
+}
+
+// stationsOf returns the run's stations: run.json's list, or — when it is
+// empty — one unmanaged station per iperf3 report and per monitored netns.
+func stationsOf(run Run) []Station {
+	if len(run.Info.Stations) > 0 {
+		return run.Info.Stations
+	}
+	seen := map[string]bool{}
+	var names []string
+	add := func(n string) {
+		if n != "" && !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	for n := range run.Iperf {
+		add(n)
+	}
+	for _, f := range run.Flows {
+		if len(DataFlows([]Series{f}, f.Key.Station)) > 0 {
+			add(f.Key.Station)
+		}
+	}
+	sort.Strings(names)
+	out := make([]Station, len(names))
+	for i, n := range names {
+		out[i] = Station{Name: n}
+	}
+	return out
+}
+
+// GroupKey is the run's identity without its repetition number: the run id
+// with its "rep=…" element removed, or "mode=…,n=…,delay=…ms" when the run has
+// no id.
+func GroupKey(info RunInfo) string {
+	if info.ID != "" {
+		parts := strings.Split(info.ID, ",")
+		kept := parts[:0]
+		for _, p := range parts {
+			if !strings.HasPrefix(strings.TrimSpace(p), "rep=") {
+				kept = append(kept, p)
+			}
+		}
+		if len(kept) > 0 {
+			return strings.Join(kept, ",")
+		}
+	}
+	return fmt.Sprintf("mode=%s,n=%d,delay=%gms", info.Mode, info.N, info.DelayMs)
+}
+
+// GroupSummary aggregates the repetitions of one run group. The statistics
+// are over the valid runs only; ValidRuns of len(Runs) were valid.
+type GroupSummary struct {
+	Key       string
+	Mode      string
+	N         int
+	DelayMs   float64
+	Params    map[string]any
+	Runs      []RunSummary
+	ValidRuns int
+
+	AggregateMbps    Stat
+	Jain             Stat
+	WeightedFairness Stat
+	ManagedMbps      Stat
+	UnmanagedMbps    Stat
+	GroupMbps        map[string]Stat // per station group, over valid runs
+	P50RTTms         Stat
+	P95RTTms         Stat
+	P99RTTms         Stat
+	Retrans          Stat
+	Timeouts         Stat
+	Penalizing       Stat
+	Moderate         Stat
+}
+
+// knownModes is the order modes are listed in: no middleware first, then
+// the papers' rules in date order, ours, and the kernel's alternative.
+var knownModes = []string{"cubic", "static", "hirai2013", "hayakawa2015", "hayakawa2016", "coop", "bbr"}
+
+// ModeLess orders modes: knownModes first in their order, then others alphabetically.
+func ModeLess(a, b string) bool {
+	ra, rb := len(knownModes), len(knownModes)
+	for i, m := range knownModes {
+		if m == a {
+			ra = i
+		}
+		if m == b {
+			rb = i
+		}
+	}
+	if ra != rb {
+		return ra < rb
+	}
+	return a < b
+}
+
+// Group gathers runs by GroupKey and aggregates each group over its valid
+// repetitions. Groups come sorted by delay, mode (ModeLess), N and key.
+func Group(runs []RunSummary) []GroupSummary {
+	byKey := map[string]*GroupSummary{}
+	var keys []string
+	for _, r := range runs {
+		g, ok := byKey[r.Group]
+		if !ok {
+			g = &GroupSummary{Key: r.Group, Mode: r.Mode, N: r.N, DelayMs: r.DelayMs, Params: r.Params}
+			byKey[r.Group] = g
+			keys = append(keys, r.Group)
+		}
+		g.Runs = append(g.Runs, r)
+	}
+	out := make([]GroupSummary, 0, len(keys))
+	for _, k := range keys {
+		g := byKey[k]
+		sort.SliceStable(g.Runs, func(a, b int) bool { return g.Runs[a].Rep < g.Runs[b].Rep })
+		col := func(f func(RunSummary) float64) Stat {
+			var xs []float64
+			for _, r := range g.Runs {
+				if r.Valid {
+					xs = append(xs, f(r))
+				}
+			}
+			return StatOf(xs)
+		}
+		for _, r := range g.Runs {
+			if r.Valid {
+				g.ValidRuns++
+			}
+		}
+		g.AggregateMbps = col(func(r RunSummary) float64 { return r.AggregateMbps })
+		g.Jain = col(func(r RunSummary) float64 { return r.Jain })
+		g.WeightedFairness = col(func(r RunSummary) float64 { return r.WeightedFairness })
+		g.ManagedMbps = col(func(r RunSummary) float64 { return r.ManagedMbps })
+		g.UnmanagedMbps = col(func(r RunSummary) float64 { return r.UnmanagedMbps })
+		g.GroupMbps = map[string]Stat{}
+		for _, r := range g.Runs {
+			for name := range r.GroupMbps {
+				if _, done := g.GroupMbps[name]; !done {
+					g.GroupMbps[name] = col(func(r RunSummary) float64 {
+						if v, ok := r.GroupMbps[name]; ok {
+							return v
+						}
+						return math.NaN()
+					})
+				}
+			}
+		}
+		g.P50RTTms = col(func(r RunSummary) float64 { return r.RTT.P50 })
+		g.P95RTTms = col(func(r RunSummary) float64 { return r.RTT.P95 })
+		g.P99RTTms = col(func(r RunSummary) float64 { return r.RTT.P99 })
+		g.Retrans = col(func(r RunSummary) float64 { return float64(r.Retrans) })
+		g.Timeouts = col(func(r RunSummary) float64 { return float64(r.Timeouts) })
+		g.Penalizing = col(func(r RunSummary) float64 { return float64(r.Penalizing) })
+		g.Moderate = col(func(r RunSummary) float64 { return float64(r.Moderate) })
+		out = append(out, *g)
+	}
+	sort.SliceStable(out, func(a, b int) bool {
+		x, y := out[a], out[b]
+		if x.DelayMs != y.DelayMs {
+			return x.DelayMs < y.DelayMs
+		}
+		if x.Mode != y.Mode {
+			return ModeLess(x.Mode, y.Mode)
+		}
+		if x.N != y.N {
+			return x.N < y.N
+		}
+		return x.Key < y.Key
+	})
+	return out
+}
+
+// FillMaxFromReference sets MaxMbps (throughput alone, papers/003) of every
+// station that lacks it from reference runs, then recomputes the runs'
+// weighted fairness. **[interpretation]** A reference run for a station is a
+// valid run with one station with goodput, of the same kind (same group name
+// and PHY rate, or the same station name when it has no group), the same
+// wired delay and the same other sweep parameters (the run group without
+// mode and N); Maxᵢ is the mean goodput over those runs, whatever their mode
+// (alone on the network the modes hardly differ). Runs are changed in place.
+func FillMaxFromReference(runs []RunSummary) {
+	type key struct {
+		kind    string
+		delay   float64
+		variant string
+	}
+	kindOf := func(st StationSummary) string {
+		if st.Group != "" {
+			return fmt.Sprintf("group=%s,phy=%g", st.Group, st.PhyMbps)
+		}
+		return "station=" + st.Station
+	}
+	acc := map[key][]float64{}
+	for _, r := range runs {
+		if !r.Valid {
+			continue
+		}
+		var only *StationSummary
+		n := 0
+		for i := range r.Stations {
+			if !math.IsNaN(r.Stations[i].GoodputMbps) {
+				n++
+				only = &r.Stations[i]
+			}
+		}
+		if n == 1 {
+			k := key{kindOf(*only), r.DelayMs, Variant(r.Group)}
+			acc[k] = append(acc[k], only.GoodputMbps)
+		}
+	}
+	for ri := range runs {
+		r := &runs[ri]
+		var xs, maxs []float64
+		ok := true
+		for si := range r.Stations {
+			st := &r.Stations[si]
+			if !(st.MaxMbps > 0) {
+				if v := acc[key{kindOf(*st), r.DelayMs, Variant(r.Group)}]; len(v) > 0 {
+					st.MaxMbps = StatOf(v).Mean
+				}
+			}
+			if math.IsNaN(st.GoodputMbps) {
+				continue
+			}
+			xs = append(xs, st.GoodputMbps)
+			maxs = append(maxs, st.MaxMbps)
+			ok = ok && st.MaxMbps > 0
+		}
+		if ok && len(xs) > 0 {
+			r.WeightedFairness, _ = WeightedFairness(xs, maxs)
+		}
+	}
+}
+
+// Variant is a run group key without its mode, n, delay and rep elements:
+// the other parameters the sweep varied ("" when none).
+func Variant(group string) string {
+	var kept []string
+	for _, p := range strings.Split(group, ",") {
+		k, _, _ := strings.Cut(p, "=")
+		switch k {
+		case "mode", "n", "delay", "rep":
+		default:
+			kept = append(kept, p)
+		}
+	}
+	return strings.Join(kept, ",")
+}
+
+func sum(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}

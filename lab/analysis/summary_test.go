@@ -1,0 +1,203 @@
+package analysis
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+func flowFor(station string, srttMs []float64, acked uint64) Series {
+	s := Series{Key: FlowKey{Station: station, Src: "a", Dst: "b"}}
+	for i, r := range srttMs {
+		s.Samples = append(s.Samples, Sample{T: float64(i) / 10, Cwnd: 10, SRTT: time.Duration(r * float64(time.Millisecond)),
+			BytesAcked: acked * uint64(i) / uint64(len(srttMs)-1)})
+	}
+	return s
+}
+
+func testRun(id, mode string, rep int, valid bool, g1, g2 float64) Run {
+	ip := func(st string, mbps float64) Iperf {
+		return Iperf{Station: st, ReceivedBytes: mbps * 1e6 / 8 * 10, ReceivedSeconds: 10}
+	}
+	return Run{
+		Info: RunInfo{ID: id, Mode: mode, N: 2, DelayMs: 4, Rep: rep, Valid: valid,
+			Stations: []Station{{Name: "sta1", Managed: true}, {Name: "sta2"}}},
+		Iperf: map[string]Iperf{"sta1": ip("sta1", g1), "sta2": ip("sta2", g2)},
+		Flows: []Series{
+			flowFor("sta1", []float64{10, 20, 30, 40, 50}, 1<<20),
+			flowFor("sta2", []float64{60, 70, 80, 90, 100}, 1<<20),
+			flowFor("sta2", []float64{1000, 1000}, 300), // control connection: ignored
+		},
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	r := testRun("mode=coop,n=2,delay=4ms,rep=1", "coop", 1, true, 6, 2)
+	r.Emu = &Emu{Queue: []QueueSample{{T: 0, Frames: 1, DropsTotal: 0}, {T: 1, Frames: 3, DropsTotal: 5}}}
+	rs := Summarize(r, DefaultLossRule())
+	if rs.Group != "mode=coop,n=2,delay=4ms" {
+		t.Errorf("Group = %q", rs.Group)
+	}
+	if !near(rs.AggregateMbps, 8) || !near(rs.Jain, 64.0/80) {
+		t.Errorf("aggregate %g jain %g, want 8 and 0.8", rs.AggregateMbps, rs.Jain)
+	}
+	if !near(rs.ManagedMbps, 6) || !near(rs.UnmanagedMbps, 2) {
+		t.Errorf("managed %g unmanaged %g, want 6 and 2", rs.ManagedMbps, rs.UnmanagedMbps)
+	}
+	if !math.IsNaN(rs.WeightedFairness) {
+		t.Errorf("weighted fairness %g without Max values, want NaN", rs.WeightedFairness)
+	}
+	// pooled 10..100 step 10: p50 = 55, p95 = rank 8.55 → 90 + 0.55·10
+	if rs.RTT.Count != 10 || !near(rs.RTT.P50, 55) || !near(rs.RTT.P95, 95.5) {
+		t.Errorf("RTT = %+v, want 10 samples, p50 55, p95 95.5 (control connection left out)", rs.RTT)
+	}
+	if rs.Stations[1].DataFlows != 1 || !near(rs.Stations[0].RTT.P50, 30) {
+		t.Errorf("station summaries %+v", rs.Stations)
+	}
+	if rs.APDrops != 5 || !near(rs.APQueueP95, 2.9) {
+		t.Errorf("AP drops %g queue p95 %g, want 5 and 2.9", rs.APDrops, rs.APQueueP95)
+	}
+	if !rs.Valid {
+		t.Errorf("run should be valid: %s", rs.InvalidReason)
+	}
+
+	r.Emu.Status = &EmuStatus{Valid: false, Reason: "lateness p99 900us > 500us"}
+	r.Iperf["sta2"] = Iperf{Error: "unable to connect"}
+	rs = Summarize(r, DefaultLossRule())
+	if rs.Valid || !strings.Contains(rs.InvalidReason, "lateness") || !strings.Contains(rs.InvalidReason, "unable to connect") {
+		t.Errorf("valid %v reason %q: want invalid naming the emulator and iperf3", rs.Valid, rs.InvalidReason)
+	}
+	// sta2's goodput now comes from bytes_acked: 1 MiB over 0.4 s.
+	if got := rs.Stations[1]; got.GoodputSource != SourceAcked || !near(got.GoodputMbps, float64(1<<20)*8/0.4/1e6) {
+		t.Errorf("fallback goodput %g from %s", got.GoodputMbps, got.GoodputSource)
+	}
+}
+
+func TestGroupAndReference(t *testing.T) {
+	runs := []RunSummary{
+		Summarize(testRun("mode=cubic,n=2,delay=4ms,rep=2", "cubic", 2, true, 1, 3), DefaultLossRule()),
+		Summarize(testRun("mode=cubic,n=2,delay=4ms,rep=1", "cubic", 1, true, 3, 3), DefaultLossRule()),
+		Summarize(testRun("mode=cubic,n=2,delay=4ms,rep=3", "cubic", 3, false, 50, 50), DefaultLossRule()),
+	}
+	gs := Group(runs)
+	if len(gs) != 1 {
+		t.Fatalf("%d groups, want 1", len(gs))
+	}
+	g := gs[0]
+	if g.ValidRuns != 2 || len(g.Runs) != 3 || g.Runs[0].Rep != 1 {
+		t.Errorf("valid %d of %d, first rep %d", g.ValidRuns, len(g.Runs), g.Runs[0].Rep)
+	}
+	// aggregates 4 and 6 (the invalid run's 100 is left out); Jain 0.8 and 1.
+	if !near(g.AggregateMbps.Mean, 5) || g.AggregateMbps.Min != 4 || g.AggregateMbps.Max != 6 || !near(g.Jain.Mean, 0.9) {
+		t.Errorf("aggregate %+v jain %+v", g.AggregateMbps, g.Jain)
+	}
+
+	// A reference run where sta1 ran alone at 4 Mbit/s and sta2 alone at 6.
+	alone := func(st string, mbps float64) RunSummary {
+		r := testRun("mode=cubic,n=1,delay=4ms,rep=1", "cubic", 1, true, mbps, mbps)
+		r.Info.Stations = []Station{{Name: st}}
+		return Summarize(r, DefaultLossRule())
+	}
+	all := append([]RunSummary{alone("sta1", 4), alone("sta2", 6)}, runs[1]) // runs[1]: 3 and 3
+	FillMaxFromReference(all)
+	// normalized 0.75 and 0.5 → 1.5625 / (2·0.8125)
+	if got := all[2].WeightedFairness; !near(got, 1.5625/1.625) {
+		t.Errorf("weighted fairness %g, want %g", got, 1.5625/1.625)
+	}
+}
+
+func TestDataFlowsStarvedStation(t *testing.T) {
+	ctl := flowFor("sta1", []float64{5, 5}, 300)
+	starved := flowFor("sta1", []float64{900, 1200, 1500}, 20<<10)
+	starved.Key.Src = "c"
+	if got := DataFlows([]Series{ctl, starved}, "sta1"); len(got) != 1 || got[0].Key.Src != "c" {
+		t.Errorf("DataFlows = %+v, want the starved 20 KiB flow", got)
+	}
+	if got := DataFlows([]Series{ctl}, "sta1"); len(got) != 0 {
+		t.Errorf("control connection alone taken as a data flow: %+v", got)
+	}
+	big := flowFor("sta1", []float64{5, 5}, 1<<20)
+	if got := DataFlows([]Series{ctl, starved, big}, "sta1"); len(got) != 1 || got[0].Key.Src != "a" {
+		t.Errorf("with a bulk flow present only it counts: %+v", got)
+	}
+}
+
+func TestGroupOrder(t *testing.T) {
+	var runs []RunSummary
+	for _, m := range []string{"bbr", "zeta", "coop", "alpha", "cubic"} {
+		runs = append(runs, RunSummary{Mode: m, N: 2, DelayMs: 4, Group: "mode=" + m, Valid: true})
+	}
+	runs = append(runs, RunSummary{Mode: "bbr", N: 1, DelayMs: 256, Group: "mode=bbr,d", Valid: true})
+	var got []string
+	for _, g := range Group(runs) {
+		got = append(got, g.Mode)
+	}
+	if want := "cubic coop bbr alpha zeta bbr"; strings.Join(got, " ") != want {
+		t.Errorf("order %v, want %s", got, want)
+	}
+}
+
+// A download: the station's own socket only receives; the server's socket,
+// recorded in netns "srv", is the data flow.
+func TestDataFlowsDownload(t *testing.T) {
+	own := flowFor("veh", []float64{1, 1, 1}, 200)
+	own.Key.Src, own.Key.Dst = "10.77.1.2:40000", "10.77.0.1:5201"
+	srv := flowFor("srv", []float64{25, 30, 35}, 4<<20)
+	srv.Key.Src, srv.Key.Dst = "10.77.0.1:5201", "10.77.1.2:40000"
+	other := flowFor("srv", []float64{25, 30, 35}, 4<<20)
+	other.Key.Src, other.Key.Dst = "10.77.0.1:5201", "10.77.1.3:40000"
+	got := DataFlows([]Series{own, srv, other}, "veh")
+	if len(got) != 1 || got[0].Key.Station != "srv" || got[0].Key.Dst != "10.77.1.2:40000" {
+		t.Errorf("DataFlows = %+v, want the server's socket towards veh", got)
+	}
+}
+
+func TestGroupMeansAndGroupReference(t *testing.T) {
+	st := func(name, group string, phy, mbps float64) (Station, Iperf) {
+		return Station{Name: name, Group: group, PhyMbps: phy}, Iperf{ReceivedBytes: mbps * 1e6 / 8, ReceivedSeconds: 1}
+	}
+	mk := func(id string, valid bool, specs ...[4]any) RunSummary {
+		r := Run{Info: RunInfo{ID: id, Mode: "coop", DelayMs: 4, Valid: valid}, Iperf: map[string]Iperf{}}
+		for _, s := range specs {
+			station, ip := st(s[0].(string), s[1].(string), s[2].(float64), s[3].(float64))
+			r.Info.Stations = append(r.Info.Stations, station)
+			r.Iperf[station.Name] = ip
+		}
+		return Summarize(r, DefaultLossRule())
+	}
+	runs := []RunSummary{
+		// alone references, 100 Mbit/s wired: phone 40, tablet 10
+		mk("mode=coop,n=1,wired_rate=100Mbps,rep=1", true, [4]any{"sta1", "phone", 433.3, 40.0}),
+		mk("mode=coop,n=1,wired_rate=100Mbps,rep=2", true, [4]any{"sta9", "tablet", 65.0, 10.0}),
+		// a reference at another wired rate must not be used
+		mk("mode=coop,n=1,wired_rate=1Gbps,rep=1", true, [4]any{"sta1", "phone", 433.3, 400.0}),
+		mk("mode=coop,n=3,wired_rate=100Mbps,rep=1", true,
+			[4]any{"sta1", "phone", 433.3, 20.0}, [4]any{"sta2", "phone", 433.3, 10.0}, [4]any{"sta3", "tablet", 65.0, 5.0}),
+	}
+	r := runs[3]
+	if !near(r.GroupMbps["phone"], 15) || r.GroupCount["phone"] != 2 || !near(r.GroupMbps["tablet"], 5) {
+		t.Errorf("group means %v counts %v", r.GroupMbps, r.GroupCount)
+	}
+	FillMaxFromReference(runs)
+	// normalized 0.5, 0.25, 0.5 → 1.5625 / (3 · 0.5625)
+	if got := runs[3].WeightedFairness; !near(got, 1.5625/1.6875) {
+		t.Errorf("weighted fairness %g, want %g", got, 1.5625/1.6875)
+	}
+	if got := runs[3].Stations[0].MaxMbps; got != 40 {
+		t.Errorf("phone Max %g, want 40 (same wired rate only)", got)
+	}
+}
+
+func TestStationWithoutMeasurementInvalidatesRun(t *testing.T) {
+	r := testRun("mode=cubic,n=2,delay=4ms,rep=1", "cubic", 1, true, 5, 5)
+	delete(r.Iperf, "sta2")
+	r.Flows = r.Flows[:1]
+	rs := Summarize(r, DefaultLossRule())
+	if rs.Valid || !strings.Contains(rs.InvalidReason, "sta2: no goodput") {
+		t.Errorf("valid %v reason %q: want invalid naming sta2", rs.Valid, rs.InvalidReason)
+	}
+	if !near(rs.Jain, 1) || !near(rs.AggregateMbps, 5) {
+		t.Errorf("jain %g aggregate %g over the measured station", rs.Jain, rs.AggregateMbps)
+	}
+}

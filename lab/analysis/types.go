@@ -1,0 +1,193 @@
+// Package analysis turns the recordings of lab runs into the papers' metrics:
+// receiver-side goodput, aggregate throughput, Jain's and the capability-weighted
+// fairness index (papers/003), RTT percentiles, retransmissions and timeouts,
+// and loss events classified as "penalizing" or "moderate" (papers/002).
+//
+// The package is pure: it works on in-memory values only (package lab/results
+// loads a results directory into these types) and never touches files,
+// sockets or the clock. docs/analysis.md defines every metric and its source.
+package analysis
+
+import (
+	"math"
+	"time"
+)
+
+// Run is everything recorded for one run of a scenario (one directory
+// runs/<run-id>/ of a results directory). Only Info is required; every other
+// part may be empty when the run did not record it.
+type Run struct {
+	Info   RunInfo
+	Iperf  map[string]Iperf        // by station name (iperf3/<station>.json)
+	Flows  []Series                // monitor time series (flows.csv), one per flow
+	Bounds map[string][]BoundEvent // agent bound changes by station (bounds/<station>.jsonl)
+	Emu    *Emu                    // emulator statistics; nil when emu/ is absent
+	// T0 is the Unix time (seconds) that flows.csv's t_s values were
+	// rebased by, so that sample times are seconds since the recording
+	// started; 0 when the file already held relative times.
+	T0 float64
+}
+
+// RunTime converts a wall-clock time (an agent event's) to seconds on the
+// run's clock (see T0). Without T0 it returns NaN.
+func (r Run) RunTime(t time.Time) float64 {
+	if r.T0 == 0 {
+		return math.NaN()
+	}
+	return float64(t.UnixMicro())/1e6 - r.T0
+}
+
+// RunInfo is run.json.
+type RunInfo struct {
+	ID            string         `json:"-"` // the directory name, e.g. "mode=coop,n=10,delay=256ms,rep=1"
+	Mode          string         `json:"mode"`
+	N             int            `json:"n"`
+	DelayMs       float64        `json:"delay_ms"`
+	Rep           int            `json:"rep"`
+	Params        map[string]any `json:"params"`
+	Stations      []Station      `json:"stations"`
+	Valid         bool           `json:"valid"`
+	InvalidReason string         `json:"invalid_reason"`
+	DurationS     float64        `json:"duration_s"`
+	// Optional: when the run started (flows.csv's Unix times are put on
+	// this clock when present) and "up" or "down".
+	Start     time.Time `json:"start"`
+	Direction string    `json:"direction,omitempty"`
+}
+
+// Station describes one terminal of a run.
+type Station struct {
+	Name    string  `json:"name"`
+	Managed bool    `json:"managed"` // runs the coopcc agent
+	StartS  float64 `json:"start_s"`
+	StopS   float64 `json:"stop_s"`
+	PhyMbps float64 `json:"phy_mbps"`
+	// Group is the terminal group the scenario put the station in (e.g.
+	// "managed", "phone-ac"); Mobility its mobility trace ("" = static).
+	Group    string `json:"group,omitempty"`
+	Mobility string `json:"mobility,omitempty"`
+	// MaxMbps is the station's throughput when alone (Maxᵢ of the weighted
+	// fairness index, papers/003). 0 = unknown; then a reference run may
+	// supply it (see MaxFromReferenceRuns).
+	MaxMbps float64 `json:"max_mbps,omitempty"`
+}
+
+// Iperf is the part of one iperf3 -J report the analysis uses.
+type Iperf struct {
+	Station string
+	// ReceivedBytes and ReceivedSeconds come from end.sum_received: the
+	// receiver-side goodput of the flow.
+	ReceivedBytes   float64
+	ReceivedSeconds float64
+	SentBytes       float64
+	Retransmits     int  // end.sum_sent.retransmits (sender side; 0 when unknown)
+	Reverse         bool // iperf3 -R: the station received
+	// Intervals are the per-interval sums as the iperf3 client saw them
+	// (sender side for an upload, receiver side for -R).
+	Intervals []Interval
+	Error     string // iperf3's "error" field, if the test failed
+}
+
+// Interval is one entry of iperf3's intervals[].sum.
+type Interval struct {
+	Start, End float64 // seconds since the test started
+	Bytes      float64
+}
+
+// Mbps returns the interval's throughput in Mbit/s (0 for an empty interval).
+func (iv Interval) Mbps() float64 {
+	if iv.End <= iv.Start {
+		return 0
+	}
+	return iv.Bytes * 8 / (iv.End - iv.Start) / 1e6
+}
+
+// GoodputMbps is the receiver-side goodput in Mbit/s (end.sum_received).
+func (ip Iperf) GoodputMbps() float64 {
+	if ip.ReceivedSeconds <= 0 {
+		return 0
+	}
+	return ip.ReceivedBytes * 8 / ip.ReceivedSeconds / 1e6
+}
+
+// FlowKey identifies one monitored flow.
+type FlowKey struct {
+	Station string // the netns column
+	Src     string // "addr:port"
+	Dst     string
+}
+
+// Sample is one row of flows.csv for one flow.
+type Sample struct {
+	T            float64 // t_s: seconds since the run started
+	CC           string
+	Cwnd         uint32 // segments
+	Ssthresh     uint32
+	MSS          uint32 // bytes
+	SRTT         time.Duration
+	RTTVar       time.Duration
+	MinRTT       time.Duration
+	CAState      uint8 // 0 Open 1 Disorder 2 CWR 3 Recovery 4 Loss
+	Retrans      uint32
+	TotalRetrans uint32
+	Lost         uint32
+	Sacked       uint32 // optional column "sacked": segments the receiver SACKed (dup-ACK evidence)
+	Unacked      uint32
+	BytesAcked   uint64
+	DeliveryRate float64 // bytes/s
+	AppLimited   bool
+}
+
+// Series is the time series of one flow, sorted by time.
+type Series struct {
+	Key     FlowKey
+	Samples []Sample
+}
+
+// BoundEvent is one line of an agent's events file.
+type BoundEvent struct {
+	T      time.Time `json:"t"`
+	Dst    string    `json:"dst"`
+	Lo     uint32    `json:"lo"`
+	Hi     uint32    `json:"hi"`
+	N      int       `json:"n"`
+	Policy string    `json:"policy"`
+	Reason string    `json:"reason"`
+}
+
+// Emu holds the emulator's output files.
+type Emu struct {
+	Stations []EmuStation // stations.csv (may be empty)
+	Queue    []QueueSample
+	Status   *EmuStatus // emu.json; nil when absent
+}
+
+// EmuStation is one row of stations.csv.
+type EmuStation struct {
+	Station                              string
+	AirtimeS, AirtimeShare               float64
+	Attempts, Collisions, Retries, Drops uint64
+	TxFrames, TxBytes, RxFrames, RxBytes uint64
+}
+
+// QueueSample is one row of apqueue.csv.
+type QueueSample struct {
+	T          float64
+	Frames     uint64
+	Bytes      uint64
+	DropsTotal uint64
+}
+
+// EmuStatus is emu.json.
+type EmuStatus struct {
+	Valid      bool `json:"valid"`
+	LatenessUs struct {
+		P50 float64 `json:"p50"`
+		P99 float64 `json:"p99"`
+		Max float64 `json:"max"`
+	} `json:"lateness_us"`
+	ThresholdUs   float64 `json:"threshold_us"`
+	OverloadDrops uint64  `json:"overload_drops"`
+	Events        uint64  `json:"events"`
+	Reason        string  `json:"reason"`
+}

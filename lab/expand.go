@@ -1,0 +1,320 @@
+package lab
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// Run is one fully specified experiment: one mode, one point of the sweep,
+// one repetition.
+type Run struct {
+	ID    string   `json:"id"`
+	Index int      `json:"index"` // 0-based position in the expanded list
+	Mode  Mode     `json:"mode"`
+	N     int      `json:"n"`
+	Delay Duration `json:"delay"`
+	Rep   int      `json:"rep"` // 1-based
+	// Params holds the value of every sweep axis of this run by axis name
+	// (n, delay, and the others that were swept), formatted as in the id.
+	Params   map[string]string `json:"params"`
+	WLAN     WLAN              `json:"wlan"`
+	Wired    Wired             `json:"wired"`
+	Traffic  Traffic           `json:"traffic"`
+	Stations []Station         `json:"stations"`
+	// Length is how long the traffic lasts: the latest stop time.
+	Length Duration `json:"length"`
+	// PolicyParams are the scenario's [policy.NAME] values for this run's policy.
+	PolicyParams map[string]any `json:"policy_params,omitempty"`
+	// AgentArgs are extra `coopcc agent` flags from the scenario's [agent].
+	AgentArgs []string `json:"agent_args,omitempty"`
+}
+
+// Station is one terminal of a run.
+type Station struct {
+	Name       string   `json:"name"` // sta1..staN
+	Group      string   `json:"group,omitempty"`
+	Managed    bool     `json:"managed"` // runs the agent (policy modes only)
+	Agent      bool     `json:"agent"`   // the agent actually runs in this run
+	CC         string   `json:"cc"`      // kernel CC before any agent
+	PHYMbps    float64  `json:"phy_mbps"`
+	FER        float64  `json:"fer"`
+	Mobility   string   `json:"mobility,omitempty"`
+	Start      Duration `json:"start"`
+	Stop       Duration `json:"stop"`
+	ExtraDelay Duration `json:"extra_delay"`
+}
+
+// Options changes how a scenario expands.
+type Options struct {
+	Quick bool // apply the scenario's [quick] reductions
+}
+
+// axis is one sweep dimension.
+type axis struct {
+	name   string
+	labels []string
+	apply  func(*runBuild, int)
+}
+
+type runBuild struct {
+	n         int
+	managed   Managed
+	delay     Duration
+	wiredRate Rate
+	apQSize   int
+	mobility  string
+}
+
+// Expand turns the scenario into its list of runs. Run ids are stable: the
+// same scenario always gives the same ids in the same order. The order
+// interleaves modes innermost (repetition outermost), so slow drift of the
+// machine affects every mode alike.
+func (s *Scenario) Expand(opt Options) ([]Run, error) {
+	modes := s.Modes
+	reps := s.Repetitions
+	sw := s.Sweep
+	scale := 1.0
+	if opt.Quick {
+		q := s.Quick
+		if len(q.Modes) > 0 {
+			modes = q.Modes
+		}
+		if q.Repetitions > 0 {
+			reps = q.Repetitions
+		} else {
+			reps = 1
+		}
+		if len(q.N) > 0 {
+			sw.N = q.N
+		}
+		if len(q.Delay) > 0 {
+			sw.Delay = q.Delay
+		}
+		if len(q.Managed) > 0 {
+			sw.Managed = q.Managed
+		}
+		if len(q.WiredRate) > 0 {
+			sw.WiredRate = q.WiredRate
+		}
+		if q.Duration > 0 {
+			scale = q.Duration.Seconds() / s.Traffic.Duration.Seconds()
+		}
+	}
+	base := runBuild{n: s.Terminals.Count, managed: s.Terminals.Managed, delay: s.Wired.Delay,
+		wiredRate: s.Wired.Rate, apQSize: s.WLAN.APQueueSize}
+	if len(s.Terminals.Groups) > 0 {
+		base.n = 0
+		for _, g := range s.Terminals.Groups {
+			base.n += g.Count
+		}
+	}
+	var axes []axis
+	if len(sw.N) > 0 {
+		axes = append(axes, axis{"n", intLabels(sw.N), func(b *runBuild, i int) { b.n = sw.N[i] }})
+	}
+	if len(sw.Delay) > 0 {
+		l := make([]string, len(sw.Delay))
+		for i, d := range sw.Delay {
+			l[i] = durationLabel(d)
+		}
+		axes = append(axes, axis{"delay", l, func(b *runBuild, i int) { b.delay = sw.Delay[i] }})
+	}
+	if len(sw.Managed) > 0 {
+		axes = append(axes, axis{"managed", intLabels(sw.Managed), func(b *runBuild, i int) { b.managed = Managed{Count: sw.Managed[i], set: true} }})
+	}
+	if len(sw.WiredRate) > 0 {
+		l := make([]string, len(sw.WiredRate))
+		for i, r := range sw.WiredRate {
+			l[i] = r.String()
+		}
+		axes = append(axes, axis{"wired_rate", l, func(b *runBuild, i int) { b.wiredRate = sw.WiredRate[i] }})
+	}
+	if len(sw.APQueueSize) > 0 {
+		axes = append(axes, axis{"ap_queue_size", intLabels(sw.APQueueSize), func(b *runBuild, i int) { b.apQSize = sw.APQueueSize[i] }})
+	}
+	if len(sw.Mobility) > 0 {
+		axes = append(axes, axis{"mobility", sw.Mobility, func(b *runBuild, i int) { b.mobility = sw.Mobility[i] }})
+	}
+	parsed := make([]Mode, len(modes))
+	for i, m := range modes {
+		md, err := ParseMode(m)
+		if err != nil {
+			return nil, err
+		}
+		parsed[i] = md
+	}
+	total := reps * len(parsed)
+	for _, a := range axes {
+		total *= len(a.labels)
+	}
+	if total > 10000 {
+		return nil, fmt.Errorf("scenario %s expands to %d runs; at most 10000 (reduce the sweep)", s.Name, total)
+	}
+	var runs []Run
+	idx := make([]int, len(axes))
+	for rep := 1; rep <= reps; rep++ {
+		for {
+			b := base
+			params := map[string]string{}
+			for i, a := range axes {
+				a.apply(&b, idx[i])
+				params[a.name] = a.labels[idx[i]]
+			}
+			params["n"] = fmt.Sprint(b.n)
+			params["delay"] = durationLabel(b.delay)
+			for _, m := range parsed {
+				r, err := s.buildRun(m, b, params, rep, scale)
+				if err != nil {
+					return nil, err
+				}
+				r.Index = len(runs)
+				runs = append(runs, r)
+			}
+			// Advance the odometer (last axis fastest).
+			k := len(axes) - 1
+			for ; k >= 0; k-- {
+				idx[k]++
+				if idx[k] < len(axes[k].labels) {
+					break
+				}
+				idx[k] = 0
+			}
+			if k < 0 {
+				break
+			}
+		}
+	}
+	return runs, nil
+}
+
+// idAxes is the order of axes in run ids after the mode.
+var idAxes = []string{"n", "delay", "managed", "wired_rate", "ap_queue_size", "mobility"}
+
+func (s *Scenario) buildRun(m Mode, b runBuild, params map[string]string, rep int, scale float64) (Run, error) {
+	r := Run{Mode: m, N: b.n, Delay: b.delay, Rep: rep, Params: map[string]string{},
+		WLAN: s.WLAN, Wired: s.Wired, Traffic: s.Traffic}
+	r.Wired.Delay = b.delay
+	r.Wired.Rate = b.wiredRate
+	r.WLAN.APQueueSize = b.apQSize
+	if m.APQueue != "" {
+		r.WLAN.APQueue = m.APQueue
+	}
+	parts := []string{"mode=" + m.Name}
+	for _, k := range idAxes {
+		if v, ok := params[k]; ok {
+			parts = append(parts, k+"="+v)
+			r.Params[k] = v
+		}
+	}
+	parts = append(parts, fmt.Sprintf("rep=%d", rep))
+	r.ID = strings.Join(parts, ",")
+	if m.Kind == KindPolicy {
+		r.PolicyParams = s.Policy[m.Policy]
+		if s.Agent.MonitorInterval > 0 {
+			r.AgentArgs = append(r.AgentArgs, "--monitor-interval", s.Agent.MonitorInterval.String())
+		}
+		if s.Agent.Lease > 0 {
+			r.AgentArgs = append(r.AgentArgs, "--lease", s.Agent.Lease.String())
+		}
+		r.AgentArgs = append(r.AgentArgs, s.Agent.Args...)
+	}
+	sc := func(d Duration) Duration { return Duration(math.Round(float64(d) * scale)) }
+	t := s.Terminals
+	stop := func(d Duration) Duration {
+		if d == 0 {
+			return s.Traffic.Duration
+		}
+		return d
+	}
+	add := func(group string, managed bool, phy, fer float64, mob string, start, end, extra Duration, cc string) {
+		k := len(r.Stations) + 1
+		if phy == 0 {
+			phy = r.WLAN.DataMbps
+		}
+		if fer == 0 {
+			fer = t.FER
+		}
+		if fer == 0 {
+			fer = r.WLAN.FER
+		}
+		if b.mobility != "" {
+			mob = b.mobility // a swept mobility applies to every terminal
+		}
+		if cc == "" {
+			cc = t.CC
+		}
+		st := Station{Name: fmt.Sprintf("sta%d", k), Group: group, Managed: managed, PHYMbps: phy, FER: fer,
+			Mobility: mob, Start: sc(start), Stop: sc(end),
+			ExtraDelay: extra + Duration(int64(k-1)*int64(s.Wired.ExtraDelayStep))}
+		switch m.Kind {
+		case KindKernel:
+			st.CC = m.CC
+		case KindPolicy:
+			st.Agent = managed
+			st.CC = cc
+			if managed {
+				st.CC = "cubic"
+			}
+		default:
+			st.CC = cc
+		}
+		r.Stations = append(r.Stations, st)
+	}
+	if len(t.Groups) > 0 {
+		for gi, g := range t.Groups {
+			name := g.Name
+			if name == "" {
+				name = fmt.Sprintf("group%d", gi+1)
+			}
+			managed := g.Managed == nil || *g.Managed
+			for i := 0; i < g.Count; i++ {
+				start := g.Start + Duration(int64(i)*int64(g.Stagger))
+				add(name, managed, g.PHYMbps, g.FER, g.Mobility, start, stop(g.Stop), g.ExtraDelay, g.CC)
+			}
+		}
+	} else {
+		if b.n < 1 {
+			return Run{}, fmt.Errorf("scenario %s: run %s has no terminals (set terminals.count or sweep.n)", s.Name, r.ID)
+		}
+		k := b.managed.Count
+		if b.managed.All {
+			k = b.n
+		}
+		if k > b.n {
+			k = b.n // coexistence sweeps: managed = min(k, n)
+		}
+		for i := 0; i < b.n; i++ {
+			start := t.Start + Duration(int64(i)*int64(t.Stagger))
+			group := ""
+			if !b.managed.All && b.managed.Count > 0 {
+				group = "unmanaged"
+				if i < k {
+					group = "managed"
+				}
+			}
+			add(group, i < k, t.PHYMbps, 0, t.Mobility, start, stop(t.Stop), t.ExtraDelay, "")
+		}
+	}
+	for _, st := range r.Stations {
+		if st.Stop > r.Length {
+			r.Length = st.Stop
+		}
+		if st.Stop <= st.Start {
+			return Run{}, fmt.Errorf("scenario %s: %s of run %s stops (%v) before it starts (%v)", s.Name, st.Name, r.ID, st.Stop, st.Start)
+		}
+		if st.Stop.D()-st.Start.D() < time.Second {
+			return Run{}, fmt.Errorf("scenario %s: %s of run %s runs under 1s", s.Name, st.Name, r.ID)
+		}
+	}
+	return r, nil
+}
+
+func intLabels(l []int) []string {
+	out := make([]string, len(l))
+	for i, v := range l {
+		out[i] = fmt.Sprint(v)
+	}
+	return out
+}

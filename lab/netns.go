@@ -1,0 +1,259 @@
+package lab
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+)
+
+// NamePrefix starts the name of every network namespace the lab creates:
+// "cclab-<pid>-<n>-<node>", so `coopcc lab clean` can find leftovers and
+// tell whether their owner still runs.
+const NamePrefix = "cclab-"
+
+const netnsDir = "/var/run/netns"
+
+var runCounter atomic.Uint32
+
+// newPrefix returns a namespace-name prefix unique to this process and call.
+func newPrefix() string {
+	return fmt.Sprintf("%s%d-%d", NamePrefix, os.Getpid(), runCounter.Add(1))
+}
+
+// createNetns creates the named network namespace (bind-mounted under
+// /var/run/netns like `ip netns add`) with loopback up, without moving the
+// calling goroutine's thread.
+func createNetns(name string) error {
+	runtime.LockOSThread()
+	orig, err := netns.Get()
+	if err != nil {
+		runtime.UnlockOSThread()
+		return fmt.Errorf("get current network namespace: %w", err)
+	}
+	defer orig.Close()
+	h, err := netns.NewNamed(name)
+	if err != nil {
+		_ = netns.Set(orig)
+		runtime.UnlockOSThread()
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("create network namespace %s: already exists (run `coopcc lab clean`)", name)
+		}
+		return fmt.Errorf("create network namespace %s: %w", name, err)
+	}
+	defer h.Close()
+	if err := netns.Set(orig); err != nil {
+		return fmt.Errorf("return from network namespace %s: %w", name, err) // thread stays locked and is discarded
+	}
+	runtime.UnlockOSThread()
+	nh, err := netlink.NewHandleAt(h)
+	if err != nil {
+		return fmt.Errorf("netlink in %s: %w", name, err)
+	}
+	defer nh.Close()
+	lo, err := nh.LinkByName("lo")
+	if err != nil {
+		return fmt.Errorf("find lo in %s: %w", name, err)
+	}
+	if err := nh.LinkSetUp(lo); err != nil {
+		return fmt.Errorf("set lo up in %s: %w", name, err)
+	}
+	return nil
+}
+
+// deleteNetns kills every process left in the namespace and removes it.
+// A namespace that does not exist is not an error.
+func deleteNetns(name string) error {
+	if _, err := os.Stat(filepath.Join(netnsDir, name)); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	for _, pid := range netnsPids(name) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	if err := netns.DeleteNamed(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("delete network namespace %s: %w", name, err)
+	}
+	return nil
+}
+
+// netnsPids lists the processes whose network namespace is the named one
+// (what `ip netns pids` does).
+func netnsPids(name string) []int {
+	var target syscall.Stat_t
+	if err := syscall.Stat(filepath.Join(netnsDir, name), &target); err != nil {
+		return nil
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		var st syscall.Stat_t
+		if syscall.Stat(fmt.Sprintf("/proc/%d/ns/net", pid), &st) != nil {
+			continue
+		}
+		if st.Dev == target.Dev && st.Ino == target.Ino {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// inNetns runs fn on a locked OS thread switched into the named namespace.
+func inNetns(name string, fn func() error) error {
+	runtime.LockOSThread()
+	orig, err := netns.Get()
+	if err != nil {
+		runtime.UnlockOSThread()
+		return fmt.Errorf("get current network namespace: %w", err)
+	}
+	defer orig.Close()
+	target, err := netns.GetFromName(name)
+	if err != nil {
+		runtime.UnlockOSThread()
+		return fmt.Errorf("open network namespace %s: %w", name, err)
+	}
+	defer target.Close()
+	if err := netns.Set(target); err != nil {
+		runtime.UnlockOSThread()
+		return fmt.Errorf("enter network namespace %s: %w", name, err)
+	}
+	fnErr := fn()
+	if err := netns.Set(orig); err != nil {
+		return fmt.Errorf("return from network namespace %s: %w", name, err) // thread stays locked and is discarded
+	}
+	runtime.UnlockOSThread()
+	return fnErr
+}
+
+func sysctlPath(key string) string {
+	return filepath.Join("/proc/sys", strings.ReplaceAll(key, ".", "/"))
+}
+
+// setSysctls writes sysctls (key "net.ipv4.tcp_congestion_control") inside
+// the namespace.
+func setSysctls(ns string, kv [][2]string) error {
+	return inNetns(ns, func() error {
+		for _, p := range kv {
+			if err := os.WriteFile(sysctlPath(p[0]), []byte(p[1]), 0o644); err != nil {
+				return fmt.Errorf("set %s=%s in %s: %w", p[0], p[1], ns, err)
+			}
+		}
+		return nil
+	})
+}
+
+// readSysctls reads sysctls inside the namespace; unreadable keys are left out.
+func readSysctls(ns string, keys []string) (map[string]string, error) {
+	out := map[string]string{}
+	read := func() error {
+		for _, k := range keys {
+			b, err := os.ReadFile(sysctlPath(k))
+			if err == nil {
+				out[k] = strings.Join(strings.Fields(string(b)), " ")
+			}
+		}
+		return nil
+	}
+	var err error
+	if ns == "" {
+		err = read()
+	} else {
+		err = inNetns(ns, read)
+	}
+	return out, err
+}
+
+// RecordedSysctls are the sysctls meta.json and run.json record.
+var RecordedSysctls = []string{
+	"net.ipv4.tcp_congestion_control",
+	"net.ipv4.tcp_available_congestion_control",
+	"net.ipv4.tcp_sack",
+	"net.ipv4.tcp_timestamps",
+	"net.ipv4.tcp_ecn",
+	"net.ipv4.tcp_window_scaling",
+	"net.ipv4.tcp_no_metrics_save",
+	"net.ipv4.tcp_rmem",
+	"net.ipv4.tcp_wmem",
+	"net.ipv4.tcp_limit_output_bytes",
+	"net.ipv4.tcp_min_tso_segs",
+	"net.core.default_qdisc",
+	"net.core.rmem_max",
+	"net.core.wmem_max",
+}
+
+// Leftover is a namespace from an earlier lab run.
+type Leftover struct {
+	Name     string
+	OwnerPID int
+	Running  bool // the owning process still runs
+}
+
+// Leftovers lists the lab's namespaces (NamePrefix) on this machine.
+func Leftovers() ([]Leftover, error) {
+	entries, err := os.ReadDir(netnsDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list network namespaces: %w", err)
+	}
+	var out []Leftover
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), NamePrefix)
+		if !ok {
+			continue
+		}
+		l := Leftover{Name: e.Name()}
+		if pidStr, _, ok := strings.Cut(rest, "-"); ok {
+			if pid, err := strconv.Atoi(pidStr); err == nil {
+				l.OwnerPID = pid
+				l.Running = pid == os.Getpid() || (syscall.Kill(pid, 0) == nil && isCoopcc(pid))
+			}
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}
+
+func isCoopcc(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	return err == nil && (strings.Contains(string(b), "coopcc") || strings.Contains(string(b), ".test"))
+}
+
+// Clean deletes leftover lab namespaces (and kills what runs in them). It
+// skips those whose owner still runs unless all is set. It returns the
+// names it removed.
+func Clean(all bool) ([]string, error) {
+	ls, err := Leftovers()
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	var errs []error
+	for _, l := range ls {
+		if l.Running && !all {
+			continue
+		}
+		if err := deleteNetns(l.Name); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, l.Name)
+	}
+	return removed, errors.Join(errs...)
+}

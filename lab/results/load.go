@@ -1,0 +1,238 @@
+// Package results loads a lab results directory (the layout the lab runner
+// writes, see BRIEF.md / docs/analysis.md) into the in-memory types of
+// lab/analysis. Optional parts that are missing are tolerated and noted in
+// Results.Warnings; malformed files are errors naming the file and what was
+// wrong.
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/coopcc/coopcc/lab/analysis"
+)
+
+// Results is one loaded results directory.
+type Results struct {
+	Dir      string
+	Meta     map[string]any // meta.json as decoded (nil when absent)
+	Scenario string         // scenario.toml as run ("" when absent)
+	Runs     []analysis.Run // sorted by run id
+	Warnings []string       // missing optional parts, one line each
+}
+
+// Load reads the results directory dir.
+func Load(dir string) (*Results, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("results directory: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("results directory %s is not a directory", dir)
+	}
+	res := &Results{Dir: dir}
+	if b, err := os.ReadFile(filepath.Join(dir, "meta.json")); err == nil {
+		if err := json.Unmarshal(b, &res.Meta); err != nil {
+			return nil, fmt.Errorf("%s: malformed JSON: %w", filepath.Join(dir, "meta.json"), err)
+		}
+	} else if errors.Is(err, fs.ErrNotExist) {
+		res.Warnings = append(res.Warnings, "meta.json missing: no metadata")
+	} else {
+		return nil, fmt.Errorf("read meta.json: %w", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "scenario.toml")); err == nil {
+		res.Scenario = string(b)
+	}
+
+	runsDir := filepath.Join(dir, "runs")
+	ents, err := os.ReadDir(runsDir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s has no runs/ directory: is it a results directory written by `coopcc lab run`?", dir)
+		}
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		run, warns, err := LoadRun(filepath.Join(runsDir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range warns {
+			res.Warnings = append(res.Warnings, e.Name()+": "+w)
+		}
+		res.Runs = append(res.Runs, run)
+	}
+	if len(res.Runs) == 0 {
+		return nil, fmt.Errorf("%s has no runs in runs/: nothing to report", dir)
+	}
+	sort.SliceStable(res.Runs, func(a, b int) bool { return res.Runs[a].Info.ID < res.Runs[b].Info.ID })
+	return res, nil
+}
+
+// LoadRun reads one run directory runs/<run-id>/. The run id is the
+// directory's name. It returns warnings for missing optional parts.
+func LoadRun(dir string) (analysis.Run, []string, error) {
+	id := filepath.Base(dir)
+	run := analysis.Run{Iperf: map[string]analysis.Iperf{}, Bounds: map[string][]analysis.BoundEvent{}}
+	var warns []string
+
+	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	switch {
+	case err == nil:
+		if err := json.Unmarshal(b, &run.Info); err != nil {
+			return run, nil, fmt.Errorf("%s: malformed JSON: %w", filepath.Join(dir, "run.json"), err)
+		}
+	case errors.Is(err, fs.ErrNotExist):
+		run.Info = InfoFromID(id)
+		warns = append(warns, "run.json missing: mode, n, delay and rep taken from the directory name; validity unknown, marked invalid")
+		run.Info.InvalidReason = "run.json missing"
+	default:
+		return run, nil, fmt.Errorf("read run.json: %w", err)
+	}
+	run.Info.ID = id
+
+	// iperf3/<station>.json
+	ips, err := filepath.Glob(filepath.Join(dir, "iperf3", "*.json"))
+	if err != nil {
+		return run, nil, err
+	}
+	if len(ips) == 0 {
+		warns = append(warns, "no iperf3 reports: goodput from flows.csv bytes_acked")
+	}
+	for _, p := range ips {
+		station := strings.TrimSuffix(filepath.Base(p), ".json")
+		ip, err := parseFile(p, ParseIperf)
+		if err != nil {
+			return run, nil, err
+		}
+		ip.Station = station
+		run.Iperf[station] = ip
+	}
+
+	// flows.csv
+	p := filepath.Join(dir, "flows.csv")
+	if f, err := os.Open(p); err == nil {
+		flows, t0, err := ParseFlowsCSV(f)
+		f.Close()
+		if err != nil {
+			return run, nil, fmt.Errorf("%s: %w", p, err)
+		}
+		run.Flows, run.T0 = flows, t0
+		// Put Unix sample times on the run's clock when run.json says when
+		// the run started (and the two agree within a day).
+		if start := run.Info.Start; t0 != 0 && !start.IsZero() {
+			s := float64(start.UnixMicro()) / 1e6
+			if d := t0 - s; d > -86400 && d < 86400 {
+				for fi := range run.Flows {
+					for si := range run.Flows[fi].Samples {
+						run.Flows[fi].Samples[si].T += d
+					}
+				}
+				run.T0 = s
+			}
+		}
+	} else if errors.Is(err, fs.ErrNotExist) {
+		warns = append(warns, "flows.csv missing: no RTT, cwnd or loss statistics")
+	} else {
+		return run, nil, fmt.Errorf("open flows.csv: %w", err)
+	}
+
+	// bounds/<station>.jsonl
+	bs, err := filepath.Glob(filepath.Join(dir, "bounds", "*.jsonl"))
+	if err != nil {
+		return run, nil, err
+	}
+	for _, p := range bs {
+		evs, err := parseFile(p, ParseBounds)
+		if err != nil {
+			return run, nil, err
+		}
+		run.Bounds[strings.TrimSuffix(filepath.Base(p), ".jsonl")] = evs
+	}
+
+	// emu/
+	emuDir := filepath.Join(dir, "emu")
+	if _, err := os.Stat(emuDir); err == nil {
+		emu := &analysis.Emu{}
+		if err := optional(filepath.Join(emuDir, "stations.csv"), ParseStationsCSV, &emu.Stations); err != nil {
+			return run, nil, err
+		}
+		if err := optional(filepath.Join(emuDir, "apqueue.csv"), ParseAPQueueCSV, &emu.Queue); err != nil {
+			return run, nil, err
+		}
+		if err := optional(filepath.Join(emuDir, "emu.json"), ParseEmuJSON, &emu.Status); err != nil {
+			return run, nil, err
+		}
+		if emu.Status == nil {
+			warns = append(warns, "emu/emu.json missing: emulator validity unknown")
+		}
+		run.Emu = emu
+	} else {
+		warns = append(warns, "emu/ missing: no airtime, AP queue or emulator validity")
+	}
+	return run, warns, nil
+}
+
+// parseFile opens path and parses it, prefixing errors with the path.
+func parseFile[T any](path string, parse func(io.Reader) (T, error)) (T, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer f.Close()
+	v, err := parse(f)
+	if err != nil {
+		return v, fmt.Errorf("%s: %w", path, err)
+	}
+	return v, nil
+}
+
+// optional parses path into *dst if the file exists.
+func optional[T any](path string, parse func(io.Reader) (T, error), dst *T) error {
+	v, err := parseFile(path, parse)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	*dst = v
+	return nil
+}
+
+// InfoFromID parses a run id of the form "mode=coop,n=10,delay=256ms,rep=1"
+// (unknown keys go to Params, as strings). Missing fields stay zero.
+func InfoFromID(id string) analysis.RunInfo {
+	info := analysis.RunInfo{ID: id, Params: map[string]any{}}
+	for _, part := range strings.Split(id, ",") {
+		k, v, ok := strings.Cut(part, "=")
+		if !ok {
+			continue
+		}
+		switch k {
+		case "mode":
+			info.Mode = v
+		case "n":
+			info.N, _ = strconv.Atoi(v)
+		case "rep":
+			info.Rep, _ = strconv.Atoi(v)
+		case "delay":
+			info.DelayMs, _ = strconv.ParseFloat(strings.TrimSuffix(v, "ms"), 64)
+		default:
+			info.Params[k] = v
+		}
+	}
+	return info
+}

@@ -1,0 +1,234 @@
+package results
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/coopcc/coopcc/lab/analysis"
+)
+
+const fixture = "testdata/results"
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-6*math.Max(1, math.Abs(b)) }
+
+func TestLoadFixture(t *testing.T) {
+	res, err := Load(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Runs) != 5 {
+		t.Fatalf("%d runs, want 5", len(res.Runs))
+	}
+	if res.Meta["git_revision"] != "0123456789ab" || !strings.Contains(res.Scenario, "fixture") {
+		t.Errorf("meta %v scenario %q", res.Meta, res.Scenario)
+	}
+	if len(res.Warnings) != 0 {
+		t.Errorf("complete fixture gave warnings: %v", res.Warnings)
+	}
+	var cubic2 analysis.Run
+	for _, r := range res.Runs {
+		if r.Info.ID == "mode=cubic,n=2,delay=4ms,rep=1" {
+			cubic2 = r
+		}
+	}
+	if cubic2.Info.Mode != "cubic" || cubic2.Info.N != 2 || cubic2.Info.DelayMs != 4 || len(cubic2.Info.Stations) != 2 {
+		t.Fatalf("run info %+v", cubic2.Info)
+	}
+	if cubic2.T0 != 1795316400 || len(cubic2.Flows) != 4 || cubic2.Flows[0].Samples[0].T != 0 {
+		t.Errorf("T0 %f, %d flows, first t %g: want Unix times rebased to 0 and 4 flows (2 data + 2 control)", cubic2.T0, len(cubic2.Flows), cubic2.Flows[0].Samples[0].T)
+	}
+	ip := cubic2.Iperf["sta1"]
+	// intervals 14,15,16,16,15,16 Mbit/s over 3 s, receiver got 99 %.
+	if want := 92.0 / 6 * 0.99; !near(ip.GoodputMbps(), want) || len(ip.Intervals) != 6 || ip.Reverse {
+		t.Errorf("sta1 goodput %g (want %g), %d intervals", ip.GoodputMbps(), want, len(ip.Intervals))
+	}
+	if s := cubic2.Emu; s == nil || s.Status == nil || !s.Status.Valid || len(s.Stations) != 3 || len(s.Queue) != 31 {
+		t.Errorf("emu %+v", s)
+	}
+
+	rs := analysis.Summarize(cubic2, analysis.DefaultLossRule())
+	sta2 := rs.Stations[1]
+	if sta2.DataFlows != 1 || sta2.Retrans != 3 || sta2.Timeouts != 1 || len(sta2.LossEvents) != 1 {
+		t.Fatalf("sta2 summary %+v", sta2)
+	}
+	e := sta2.LossEvents[0]
+	// collapse 30 → 1 at 1.5 s, back at 30 by 2.3 s; 9 Mbit/s before, 32/9 during.
+	if !near(e.T, 1.5) || e.CwndBefore != 30 || !e.Rebuilt || !near(e.RebuildS, 0.8) ||
+		!near(e.PreMbps, 9) || !near(e.DuringMbps, 32.0/9) || e.Class != analysis.Penalizing || e.SRTT.Milliseconds() != 46 {
+		t.Errorf("loss event %+v", e)
+	}
+
+	var coop2 analysis.Run
+	for _, r := range res.Runs {
+		if r.Info.ID == "mode=coop,n=2,delay=4ms,rep=2" {
+			coop2 = r
+		}
+	}
+	if len(coop2.Bounds["sta2"]) != 1 || coop2.Bounds["sta2"][0].Hi != 8 {
+		t.Errorf("bounds %+v", coop2.Bounds)
+	}
+	if got := coop2.RunTime(coop2.Bounds["sta2"][0].T); math.IsNaN(got) {
+		t.Errorf("bound event run time NaN")
+	}
+	if s := analysis.Summarize(coop2, analysis.DefaultLossRule()); s.Valid || !strings.Contains(s.InvalidReason, "emulator") {
+		t.Errorf("invalid run summarized as valid=%v %q", s.Valid, s.InvalidReason)
+	}
+}
+
+// copyRun copies one fixture run into a fresh results directory.
+func copyRun(t *testing.T, id string) (root, run string) {
+	t.Helper()
+	root = t.TempDir()
+	run = filepath.Join(root, "runs", id)
+	src := filepath.Join(fixture, "runs", id)
+	err := filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if fi.IsDir() {
+			return os.MkdirAll(filepath.Join(run, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(run, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, run
+}
+
+func TestLoadToleratesMissingOptionalParts(t *testing.T) {
+	root, run := copyRun(t, "mode=cubic,n=2,delay=4ms,rep=1")
+	for _, p := range []string{"flows.csv", "emu", "iperf3", "run.json"} {
+		if err := os.RemoveAll(filepath.Join(run, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := Load(root)
+	if err != nil {
+		t.Fatalf("Load without optional parts: %v", err)
+	}
+	info := res.Runs[0].Info
+	if info.Mode != "cubic" || info.N != 2 || info.DelayMs != 4 || info.Rep != 1 || info.Valid {
+		t.Errorf("info from id: %+v (want cubic 2 4 1, not valid)", info)
+	}
+	all := strings.Join(res.Warnings, "\n")
+	for _, w := range []string{"meta.json", "run.json", "flows.csv", "emu/", "iperf3"} {
+		if !strings.Contains(all, w) {
+			t.Errorf("no warning about %s in %q", w, all)
+		}
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	const id = "mode=cubic,n=2,delay=4ms,rep=1"
+	tests := []struct {
+		name, file, content, want string
+	}{
+		{"run.json", "run.json", `{"mode": "cubic", "n": "two"}`, "run.json: malformed JSON"},
+		{"flows header", "flows.csv", "t_s,netns,src,dst\n1,sta1,a,b\n", `lacks column "cwnd"`},
+		{"flows number", "flows.csv", "t_s,netns,src,dst,cwnd,srtt_us\n0.1,sta1,a,b,10,abc\n", `line 2, column srtt_us: "abc" is not a non-negative integer`},
+		{"iperf", "iperf3/sta1.json", "iperf3: error - unable to connect", "sta1.json: not iperf3 -J output"},
+		{"iperf no end", "iperf3/sta1.json", `{"start": {}, "intervals": [], "end": {}}`, "no end.sum_received"},
+		{"bounds", "bounds/sta1.jsonl", "{\"t\":\"2026-11-22T03:00:00Z\",\"hi\":3}\nnot json\n", "sta1.jsonl: line 2"},
+		{"emu.json", "emu/emu.json", `{"valid": "yes"}`, "emu.json"},
+		{"apqueue", "emu/apqueue.csv", "frames,bytes\n1,2\n", `lacks column "t_s"`},
+	}
+	for _, tt := range tests {
+		root, run := copyRun(t, id)
+		p := filepath.Join(run, tt.file)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(tt.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(root)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want it to contain %q", tt.name, err, tt.want)
+		}
+	}
+	if _, err := Load(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no runs/ directory") {
+		t.Errorf("empty directory: %v", err)
+	}
+	if _, err := Load(filepath.Join(t.TempDir(), "nope")); err == nil {
+		t.Errorf("missing directory: no error")
+	}
+}
+
+func TestParseIperfError(t *testing.T) {
+	ip, err := ParseIperf(strings.NewReader(`{"start":{},"intervals":[],"end":{},"error":"unable to connect to server"}`))
+	if err != nil || ip.Error != "unable to connect to server" {
+		t.Errorf("ParseIperf = %+v, %v", ip, err)
+	}
+}
+
+func TestParseFlowsCSVRelativeTimes(t *testing.T) {
+	in := "netns,t_s,src,dst,cwnd,extra\nsta1,0.2,a,b,5,x\nsta1,0.1,a,b,4,y\nsta2,0.1,c,d,1,z\n"
+	flows, t0, err := ParseFlowsCSV(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if t0 != 0 || len(flows) != 2 || flows[0].Samples[0].T != 0.1 || flows[0].Samples[0].Cwnd != 4 {
+		t.Errorf("t0 %g flows %+v: want relative times kept, columns by name, sorted", t0, flows)
+	}
+}
+
+// Real outputs: iperf3 3.12 -J of an 8 s upload over a 10 Mbit/s HTB link,
+// and 40 rows recorded by `coopcc mon --record` (Unix times, extra columns).
+func TestParseRealOutputs(t *testing.T) {
+	f, err := os.Open("testdata/iperf3-3.12-upload.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ip, err := ParseIperf(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !near(ip.GoodputMbps(), 9707392*8/8.119792/1e6) || len(ip.Intervals) != 16 || ip.Reverse {
+		t.Errorf("iperf3: goodput %g, %d intervals", ip.GoodputMbps(), len(ip.Intervals))
+	}
+	g, err := os.Open("testdata/monitor-recorded.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	flows, t0, err := ParseFlowsCSV(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if t0 < 1.7e9 || len(flows) != 2 {
+		t.Fatalf("t0 %f, %d flows: want Unix times rebased and 2 flows (data + control)", t0, len(flows))
+	}
+	data := analysis.DataFlows(flows, "sta1")
+	if len(data) != 1 || data[0].Samples[len(data[0].Samples)-1].SRTT <= 0 || data[0].Samples[0].MSS != 1448 {
+		t.Errorf("data flows %d; want the cubic upload with SRTT and MSS read", len(data))
+	}
+}
+
+func TestLoadPutsSamplesOnTheRunClock(t *testing.T) {
+	root, run := copyRun(t, "mode=cubic,n=1,delay=4ms,rep=1")
+	js := `{"mode":"cubic","n":1,"delay_ms":4,"rep":1,"valid":true,"start":"2026-11-22T02:59:58Z",
+	        "direction":"up","stations":[{"name":"sta1","group":"vehicle","mobility":"drive"}]}`
+	if err := os.WriteFile(filepath.Join(run, "run.json"), []byte(js), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Runs[0]
+	// The first sample was recorded at 03:00:00, 2 s after the run started.
+	if r.T0 != 1795316398 || !near(r.Flows[0].Samples[0].T, 2) {
+		t.Errorf("T0 %f first sample %g, want the run start and 2 s", r.T0, r.Flows[0].Samples[0].T)
+	}
+	if st := r.Info.Stations[0]; st.Group != "vehicle" || st.Mobility != "drive" || r.Info.Direction != "up" {
+		t.Errorf("station %+v direction %q", st, r.Info.Direction)
+	}
+}

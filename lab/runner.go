@@ -1,0 +1,574 @@
+package lab
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// RunnerConfig says how to run a scenario.
+type RunnerConfig struct {
+	Out     string    // results directory (created; must be empty or absent)
+	Quick   bool      // apply the scenario's [quick] reductions
+	Backend string    // BackendEmu, BackendVeth, or "" = emu when available
+	Coopcc  string    // coopcc binary for the emulator and agents ("" = this executable)
+	Log     io.Writer // progress display (nil = discard)
+	// SampleInterval is the monitor's sampling period (default 50 ms = 20 Hz).
+	SampleInterval time.Duration
+	// Only runs the runs whose id contains this string (debugging aid).
+	Only string
+}
+
+// Summary is what RunScenario returns.
+type Summary struct {
+	Out    string
+	Runs   int
+	Failed int
+	Took   time.Duration
+}
+
+// Fixed margins of a run.
+const (
+	emuReadyTimeout  = 20 * time.Second
+	agentSettle      = 1500 * time.Millisecond
+	clientGrace      = 60 * time.Second // beyond its duration before an iperf3 client is killed
+	defaultSampleInt = 50 * time.Millisecond
+)
+
+// RunScenario expands the scenario and runs every run in order, writing the
+// results directory. A failed run is recorded (run.json with valid=false
+// and the error) and the next one starts; a cancelled context stops after
+// tearing the current run down.
+func RunScenario(ctx context.Context, s *Scenario, cfg RunnerConfig) (*Summary, error) {
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
+	}
+	if cfg.SampleInterval == 0 {
+		cfg.SampleInterval = defaultSampleInt
+	}
+	if cfg.Coopcc == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("find the coopcc binary: %w", err)
+		}
+		cfg.Coopcc = exe
+	}
+	if os.Geteuid() != 0 {
+		return nil, errors.New("lab run needs root (network namespaces, TAP devices, BPF); run it with sudo")
+	}
+	if _, err := exec.LookPath("iperf3"); err != nil {
+		return nil, errors.New("lab run needs iperf3 on PATH (`make deps` installs it)")
+	}
+	switch cfg.Backend {
+	case "":
+		cfg.Backend = BackendVeth
+		if emuAvailable(cfg.Coopcc) {
+			cfg.Backend = BackendEmu
+		} else {
+			fmt.Fprintf(cfg.Log, "warning: %s has no working `emu run`: using the veth backend (no WLAN emulation, no wired delay)\n", cfg.Coopcc)
+		}
+	case BackendEmu, BackendVeth:
+	default:
+		return nil, fmt.Errorf("backend %q: want %q or %q", cfg.Backend, BackendEmu, BackendVeth)
+	}
+	runs, err := s.Expand(Options{Quick: cfg.Quick})
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Only != "" {
+		var keep []Run
+		for _, r := range runs {
+			if strings.Contains(r.ID, cfg.Only) {
+				keep = append(keep, r)
+			}
+		}
+		if len(keep) == 0 {
+			return nil, fmt.Errorf("no run id of %s contains %q", s.Name, cfg.Only)
+		}
+		runs = keep
+	}
+	if err := prepareOut(cfg.Out); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(cfg.Out, "scenario.toml"), s.Source(), 0o644); err != nil {
+		return nil, fmt.Errorf("write scenario.toml: %w", err)
+	}
+	meta := &Meta{Scenario: s.Name, Description: s.Description, Quick: cfg.Quick, Backend: cfg.Backend,
+		Start: time.Now().UTC(), Failed: map[string]string{}}
+	collectMeta(meta, cfg.Coopcc)
+	if err := writeJSON(filepath.Join(cfg.Out, "meta.json"), meta); err != nil {
+		return nil, err
+	}
+	sum := &Summary{Out: cfg.Out}
+	var overhead time.Duration // measured wall time beyond the traffic length, summed
+	done := 0
+	for i, r := range runs {
+		if ctx.Err() != nil {
+			break
+		}
+		remaining := time.Duration(0)
+		for _, rr := range runs[i:] {
+			remaining += rr.Length.D() + 8*time.Second
+		}
+		if done > 0 {
+			remaining = 0
+			for _, rr := range runs[i:] {
+				remaining += rr.Length.D() + overhead/time.Duration(done)
+			}
+		}
+		fmt.Fprintf(cfg.Log, "[%d/%d] %s  (%v traffic, elapsed %v, ETA %v)\n", i+1, len(runs), r.ID,
+			r.Length.D().Round(time.Second), time.Since(meta.Start).Round(time.Second), remaining.Round(time.Second))
+		t0 := time.Now()
+		res, err := executeRun(ctx, r, cfg)
+		took := time.Since(t0)
+		overhead += took - r.Length.D()
+		done++
+		meta.Runs = append(meta.Runs, r.ID)
+		sum.Runs++
+		if err != nil {
+			sum.Failed++
+			meta.Failed[r.ID] = err.Error()
+			fmt.Fprintf(cfg.Log, "        failed after %v: %v\n", took.Round(time.Second), err)
+		} else {
+			fmt.Fprintf(cfg.Log, "        done in %v: %s\n", took.Round(time.Second), res.oneLine())
+		}
+		_ = writeJSON(filepath.Join(cfg.Out, "meta.json"), meta)
+	}
+	meta.End = time.Now().UTC()
+	meta.Interrupted = ctx.Err() != nil
+	if err := writeJSON(filepath.Join(cfg.Out, "meta.json"), meta); err != nil {
+		return sum, err
+	}
+	sum.Took = meta.End.Sub(meta.Start)
+	if meta.Interrupted {
+		return sum, fmt.Errorf("interrupted after %d of %d runs; partial results in %s", sum.Runs, len(runs), cfg.Out)
+	}
+	return sum, nil
+}
+
+func (r *RunResult) oneLine() string {
+	total := 0.0
+	for _, g := range r.GoodputBps {
+		total += g
+	}
+	v := "valid"
+	if !r.Valid {
+		v = "INVALID (" + r.InvalidReason + ")"
+	}
+	return fmt.Sprintf("aggregate %.2f Mbps over %d flows, %s", total/1e6, len(r.GoodputBps), v)
+}
+
+// prepareOut creates the results directory; an existing non-empty one is
+// refused so results are never mixed.
+func prepareOut(out string) error {
+	if out == "" {
+		return errors.New("no results directory given")
+	}
+	if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
+		return fmt.Errorf("results directory %s is not empty; choose another --out or remove it", out)
+	}
+	if err := os.MkdirAll(filepath.Join(out, "runs"), 0o755); err != nil {
+		return fmt.Errorf("create results directory: %w", err)
+	}
+	return nil
+}
+
+// emuAvailable reports whether the coopcc binary has the emulator.
+func emuAvailable(coopcc string) bool {
+	return exec.Command(coopcc, "emu", "run", "--help").Run() == nil
+}
+
+// RunDirName is the directory of a run under OUT/runs.
+func RunDirName(id string) string { return strings.ReplaceAll(id, "/", "_") }
+
+// executeRun builds the testbed of one run, drives it and tears it down.
+// It always writes run.json when the run directory could be created.
+func executeRun(ctx context.Context, r Run, cfg RunnerConfig) (res *RunResult, err error) {
+	dir := filepath.Join(cfg.Out, "runs", RunDirName(r.ID))
+	for _, sub := range []string{"iperf3", "bounds", "emu", "logs"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			return nil, fmt.Errorf("create run directory: %w", err)
+		}
+	}
+	res = newRunResult(r, cfg)
+	res.Start = time.Now().UTC()
+	var errs []string
+	note := func(err error) {
+		if err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	defer func() {
+		res.End = time.Now().UTC()
+		if err != nil {
+			note(err)
+		}
+		res.Errors = errs
+		if res.Valid && len(errs) > 0 {
+			res.Valid, res.InvalidReason = false, errs[0]
+		}
+		if werr := writeJSON(filepath.Join(dir, "run.json"), res); werr != nil && err == nil {
+			err = werr
+		}
+	}()
+
+	tmp, err := os.MkdirTemp("", "coopcc-lab-")
+	if err != nil {
+		return res, fmt.Errorf("create temp directory: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+
+	tb, err := NewTestbed(len(r.Stations), TestbedConfig{Backend: cfg.Backend, Coopcc: cfg.Coopcc, Log: cfg.Log})
+	if err != nil {
+		return res, err
+	}
+	defer func() { note(tb.Close()) }()
+	for i := range r.Stations {
+		res.Stations[i].Addr = tb.Stations[i].Addr.String()
+	}
+	res.Server = tb.Server.Addr.String()
+
+	// Per-namespace sysctls. The default CC of a namespace can only be set
+	// to an algorithm in the host's tcp_allowed_congestion_control; iperf3
+	// is given -C anyway, so an EPERM here is recorded, not fatal.
+	for i, nd := range tb.Nodes() {
+		cc := serverCC(r)
+		if i < len(r.Stations) {
+			cc = r.Stations[i].CC
+		}
+		if err := tb.SetSysctls(nd, [][2]string{{"net.ipv4.tcp_no_metrics_save", "1"}}); err != nil {
+			return res, err
+		}
+		_ = tb.SetSysctls(nd, [][2]string{{"net.ipv4.tcp_congestion_control", cc}})
+	}
+
+	// Links.
+	switch cfg.Backend {
+	case BackendVeth:
+		if err := tb.ConnectVeth(); err != nil {
+			return res, err
+		}
+	case BackendEmu:
+		argv, err := emuCommand(r, tb, cfg.Coopcc, tmp, filepath.Join(dir, "emu"))
+		if err != nil {
+			return res, err
+		}
+		if err := tb.StartEmu(ctx, argv, filepath.Join(dir, "logs", "emu.log"), emuReadyTimeout); err != nil {
+			return res, err
+		}
+	}
+
+	// Agents on managed stations in policy modes.
+	if r.Mode.Kind == KindPolicy {
+		if err := startAgents(ctx, r, tb, cfg.Coopcc, tmp, dir); err != nil {
+			return res, err
+		}
+	}
+
+	// iperf3 servers, one port per station.
+	for i := range r.Stations {
+		port := r.Traffic.Port + i
+		logf, err := os.Create(filepath.Join(dir, "logs", fmt.Sprintf("iperf3-server-%d.log", port)))
+		if err != nil {
+			return res, fmt.Errorf("create iperf3 server log: %w", err)
+		}
+		p, err := tb.Exec(tb.Server, "iperf3 server", []string{"iperf3", "-s", "-p", strconv.Itoa(port)}, logf, logf, syscall.SIGKILL)
+		logf.Close()
+		if err != nil {
+			return res, err
+		}
+		if err := waitListen(ctx, p, port, 10*time.Second); err != nil {
+			return res, err
+		}
+	}
+	res.Sysctls = tb.ReadSysctls()
+	for _, st := range r.Stations {
+		if cc := res.Sysctls[st.Name]["net.ipv4.tcp_congestion_control"]; st.Agent && !strings.HasPrefix(cc, "coopcc") {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: namespace default CC is %q after its agent started (the agent's datapath did not install a coopcc_ CC; its flows may not be bounded CUBIC)", st.Name, cc))
+		}
+	}
+
+	// Monitor sampling into flows.csv.
+	smp, err := startSampler(r, tb, filepath.Join(dir, "flows.csv"), cfg.SampleInterval)
+	if err != nil {
+		return res, err
+	}
+	defer func() {
+		hz, serr := smp.stop()
+		note(serr)
+		res.SampleHz = hz
+	}()
+
+	// Clients at their start times.
+	t0 := time.Now()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for i := range r.Stations {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			err := runClient(ctx, r, tb, i, t0, dir)
+			if err != nil {
+				mu.Lock()
+				errs = append(errs, err.Error())
+				mu.Unlock()
+			}
+		}(i)
+	}
+	stopTicker := progressTicker(cfg.Log, r.Length.D(), t0)
+	wg.Wait()
+	stopTicker()
+	res.DurationS = time.Since(t0).Seconds()
+	if ctx.Err() != nil {
+		res.Valid, res.InvalidReason = false, "interrupted"
+		return res, ctx.Err()
+	}
+	hz, serr := smp.stop()
+	note(serr)
+	res.SampleHz = hz
+
+	// Stop agents and servers, then the emulator so it writes its statistics.
+	tb.stopProcs()
+	if cfg.Backend == BackendEmu {
+		note(tb.StopEmu())
+		readEmuValidity(res, filepath.Join(dir, "emu", "emu.json"))
+	}
+	res.GoodputBps = map[string]float64{}
+	for _, st := range r.Stations {
+		g, err := iperf3Goodput(filepath.Join(dir, "iperf3", st.Name+".json"))
+		if err != nil {
+			note(err)
+			continue
+		}
+		res.GoodputBps[st.Name] = g
+	}
+	return res, nil
+}
+
+// progressTicker prints the traffic phase's progress every 15 s for runs
+// longer than 30 s; the returned function stops it.
+func progressTicker(w io.Writer, length time.Duration, t0 time.Time) func() {
+	if length <= 30*time.Second {
+		return func() {}
+	}
+	quit := make(chan struct{})
+	go func() {
+		t := time.NewTicker(15 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				fmt.Fprintf(w, "        t = %v / %v\n", time.Since(t0).Round(time.Second), length)
+			}
+		}
+	}()
+	return func() { close(quit) }
+}
+
+// serverCC is the kernel CC of the server namespace: the mode's for kernel
+// modes (it is the sender of downloads), else cubic.
+func serverCC(r Run) string {
+	if r.Mode.Kind == KindKernel {
+		return r.Mode.CC
+	}
+	return "cubic"
+}
+
+func newRunResult(r Run, cfg RunnerConfig) *RunResult {
+	res := &RunResult{ID: r.ID, Mode: r.Mode.Name, ModeKind: r.Mode.Kind, Policy: r.Mode.Policy, N: r.N,
+		DelayMS: float64(r.Delay.D()) / 1e6, Rep: r.Rep, Params: r.Params, Valid: true, LengthS: r.Length.Seconds(),
+		Backend: cfg.Backend, Direction: r.Traffic.Direction, WLAN: r.WLAN, PolicyParams: r.PolicyParams,
+		Wired: WiredResult{RateBps: float64(r.Wired.Rate), DelayMS: float64(r.Wired.Delay.D()) / 1e6,
+			QueueSize: r.Wired.QueueSize, Loss: r.Wired.Loss}}
+	for i, st := range r.Stations {
+		via := "iperf3 -C"
+		if st.Agent {
+			via = "agent"
+		}
+		res.Stations = append(res.Stations, StationResult{Name: st.Name, Group: st.Group, Managed: st.Agent, CCVia: via,
+			Agent: st.Agent, CC: st.CC, StartS: st.Start.Seconds(), StopS: st.Stop.Seconds(), PHYMbps: st.PHYMbps,
+			FER: st.FER, Mobility: st.Mobility, ExtraDelayMS: float64(st.ExtraDelay.D()) / 1e6, Port: r.Traffic.Port + i})
+	}
+	return res
+}
+
+// runClient waits for the station's start time, runs its iperf3 client
+// for its duration and stores the JSON report.
+func runClient(ctx context.Context, r Run, tb *Testbed, i int, t0 time.Time, dir string) error {
+	st := r.Stations[i]
+	select {
+	case <-time.After(time.Until(t0.Add(st.Start.D()))):
+	case <-ctx.Done():
+		return nil
+	}
+	secs := strconv.FormatFloat((st.Stop.D() - st.Start.D()).Seconds(), 'f', 1, 64)
+	argv := []string{"iperf3", "-c", tb.Server.Addr.String(), "-p", strconv.Itoa(r.Traffic.Port + i), "-t", secs,
+		"-J", "--connect-timeout", "10000"}
+	if r.Traffic.Direction == "down" {
+		argv = append(argv, "-R")
+	}
+	if !st.Agent {
+		// Explicit per socket: namespaces inherit the host's default (bbr
+		// here), and a namespace default outside tcp_allowed_congestion_control
+		// cannot be set. Managed stations keep the default their agent's
+		// datapath installs.
+		cc := st.CC
+		if r.Traffic.Direction == "down" {
+			cc = serverCC(r)
+		}
+		argv = append(argv, "-C", cc)
+	}
+	out, err := os.Create(filepath.Join(dir, "iperf3", st.Name+".json"))
+	if err != nil {
+		return fmt.Errorf("create iperf3 output: %w", err)
+	}
+	defer out.Close()
+	errPath := filepath.Join(dir, "logs", "iperf3-"+st.Name+".err")
+	errf, err := os.Create(errPath)
+	if err != nil {
+		return fmt.Errorf("create iperf3 log: %w", err)
+	}
+	defer errf.Close()
+	nd := tb.Stations[i]
+	p, err := tb.Exec(nd, "iperf3 client "+st.Name, argv, out, errf, syscall.SIGKILL)
+	if err != nil {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, st.Stop.D()-st.Start.D()+clientGrace)
+	defer cancel()
+	if err := p.wait(wctx); err != nil {
+		_ = p.stop(syscall.SIGKILL, time.Second)
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("iperf3 client of %s: %v %s", st.Name, err, tailFile(errPath, 3))
+	}
+	return nil
+}
+
+// startAgents starts `coopcc agent` in every managed station's namespace.
+func startAgents(ctx context.Context, r Run, tb *Testbed, coopcc, tmp, dir string) error {
+	keyPath := filepath.Join(tmp, "group.key")
+	if err := writeGroupKey(keyPath); err != nil {
+		return err
+	}
+	var started []*proc
+	for i, st := range r.Stations {
+		if !st.Agent {
+			continue
+		}
+		nd := tb.Stations[i]
+		argv := []string{coopcc, "agent", "--iface", nd.Iface, "--policy", r.Mode.Policy, "--key-file", keyPath,
+			"--group", "lab", "--events", filepath.Join(dir, "bounds", st.Name+".jsonl"),
+			"--status-socket", filepath.Join(tmp, st.Name+".sock"), "--lock-dir", tmp,
+			"--dst", tb.Server.Addr.String() + "/32", "--metrics-addr", "", "--log-format", "json"}
+		for _, kv := range paramFlags("", r.PolicyParams) {
+			argv = append(argv, "--param", kv)
+		}
+		argv = append(argv, agentFlags(r)...)
+		logPath := filepath.Join(dir, "logs", "agent-"+st.Name+".log")
+		logf, err := os.Create(logPath)
+		if err != nil {
+			return fmt.Errorf("create agent log: %w", err)
+		}
+		p, err := tb.Exec(nd, "agent "+st.Name, argv, logf, logf, syscall.SIGTERM)
+		logf.Close()
+		if err != nil {
+			return err
+		}
+		started = append(started, p)
+	}
+	// Give the agents time to load their datapath; one that exits is an error.
+	select {
+	case <-time.After(agentSettle):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	for _, p := range started {
+		if p.exited() {
+			name := strings.TrimPrefix(p.name, "agent ")
+			return fmt.Errorf("agent of %s exited at start: %v: %s", name, p.err, tailFile(filepath.Join(dir, "logs", "agent-"+name+".log"), 3))
+		}
+	}
+	return nil
+}
+
+// agentFlags are the scenario's [agent] settings as flags.
+func agentFlags(r Run) []string { return r.AgentArgs }
+
+// writeGroupKey writes a fresh random group key for the run's agents.
+func writeGroupKey(path string) error {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return fmt.Errorf("generate group key: %w", err)
+	}
+	if err := os.WriteFile(path, []byte(hex.EncodeToString(b)+"\n"), 0o600); err != nil {
+		return fmt.Errorf("write group key: %w", err)
+	}
+	return nil
+}
+
+// paramFlags flattens [policy.NAME] values into the agent's --param
+// key=value form, nested tables as dotted keys, in key order.
+func paramFlags(prefix string, m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []string
+	for _, k := range keys {
+		switch v := m[k].(type) {
+		case map[string]any:
+			out = append(out, paramFlags(prefix+k+".", v)...)
+		default:
+			out = append(out, fmt.Sprintf("%s%s=%v", prefix, k, v))
+		}
+	}
+	return out
+}
+
+// readEmuValidity copies the emulator's verdict into the run result.
+func readEmuValidity(res *RunResult, path string) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		res.Valid, res.InvalidReason = false, "emulator wrote no emu.json"
+		return
+	}
+	res.Emu = json.RawMessage(b)
+	var v struct {
+		Valid  bool   `json:"valid"`
+		Reason string `json:"reason"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		res.Valid, res.InvalidReason = false, "emu.json: "+err.Error()
+		return
+	}
+	if !v.Valid {
+		res.Valid = false
+		res.InvalidReason = "emulator: " + v.Reason
+		if v.Reason == "" {
+			res.InvalidReason = "emulator marked the run invalid"
+		}
+	}
+}
+
+// emuCommand writes the emulator's config for the run and returns its argv.
+func emuCommand(r Run, tb *Testbed, coopcc, tmp, out string) ([]string, error) {
+	return nil, errors.New("the emulator backend is not wired yet")
+}

@@ -1,0 +1,561 @@
+// Package lab runs the papers' experiments on one machine: it loads scenario
+// files (TOML), expands them into runs (modes × sweep axes × repetitions),
+// builds a testbed of network namespaces around the WLAN emulator for each
+// run, drives iperf3, the agents and the TCP monitor, and writes a results
+// directory that lab/analysis and lab/report read.
+package lab
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Scenario is one experiment: a WLAN, a wired path, terminals, traffic, the
+// modes to compare, sweep axes and repetitions. docs/scenarios.md is the
+// reference for every key.
+type Scenario struct {
+	Name        string   `toml:"name"`
+	Description string   `toml:"description"`
+	Modes       []string `toml:"modes"`
+	Repetitions int      `toml:"repetitions"`
+
+	WLAN      WLAN      `toml:"wlan"`
+	Wired     Wired     `toml:"wired"`
+	Terminals Terminals `toml:"terminals"`
+	Traffic   Traffic   `toml:"traffic"`
+	Sweep     Sweep     `toml:"sweep"`
+	Quick     Quick     `toml:"quick"`
+	Agent     Agent     `toml:"agent"`
+	// Policy holds parameters per policy name ([policy.coop] bwmax_mbps = 20),
+	// passed to the agents in that policy's mode.
+	Policy map[string]map[string]any `toml:"policy"`
+
+	source []byte // the TOML text as loaded
+}
+
+// WLAN describes the emulated access point and its medium.
+type WLAN struct {
+	PHY          string  `toml:"phy" json:"phy"`                       // 802.11b | 802.11g | 802.11n | 802.11ac
+	DataMbps     float64 `toml:"data_mbps" json:"data_mbps"`           // default PHY data rate (0 = preset's)
+	APQueue      string  `toml:"ap_queue" json:"ap_queue"`             // fifo | rr | priority
+	APQueueSize  int     `toml:"ap_queue_size" json:"ap_queue_size"`   // frames
+	StaQueueSize int     `toml:"sta_queue_size" json:"sta_queue_size"` // frames (station transmit queue)
+	FER          float64 `toml:"fer" json:"fer"`                       // frame error rate, all stations
+	RetryLimit   int     `toml:"retry_limit" json:"retry_limit"`       // 0 = preset's
+	AMPDUMax     int     `toml:"ampdu_max" json:"ampdu_max"`           // 802.11n/ac only; 0 = preset's
+}
+
+// Wired describes the pipe between the AP and the server.
+type Wired struct {
+	Rate      Rate     `toml:"rate" json:"rate"`
+	Delay     Duration `toml:"delay" json:"delay"` // added round-trip delay [interpretation], see docs
+	QueueSize int      `toml:"queue_size" json:"queue_size"`
+	Loss      float64  `toml:"loss" json:"loss"`
+	// ExtraDelayStep gives terminal k (1-based) an extra (k-1)×step of wired delay.
+	ExtraDelayStep Duration `toml:"extra_delay_step" json:"extra_delay_step"`
+}
+
+// Terminals describes the stations: either uniformly (count and the fields
+// below) or as explicit groups ([[terminals.group]]).
+type Terminals struct {
+	Count      int      `toml:"count"`
+	Managed    Managed  `toml:"managed"`
+	PHYMbps    float64  `toml:"phy_mbps"`
+	FER        float64  `toml:"fer"`
+	Mobility   string   `toml:"mobility"`
+	Start      Duration `toml:"start"`
+	Stop       Duration `toml:"stop"`
+	Stagger    Duration `toml:"stagger"` // terminal k starts at start + (k-1)×stagger
+	ExtraDelay Duration `toml:"extra_delay"`
+	CC         string   `toml:"cc"` // CC of unmanaged terminals in policy modes (default cubic)
+	Groups     []Group  `toml:"group"`
+}
+
+// Group is a set of identical terminals.
+type Group struct {
+	Name       string   `toml:"name"`
+	Count      int      `toml:"count"`
+	Managed    *bool    `toml:"managed"`
+	PHYMbps    float64  `toml:"phy_mbps"`
+	FER        float64  `toml:"fer"`
+	Mobility   string   `toml:"mobility"`
+	Start      Duration `toml:"start"`
+	Stop       Duration `toml:"stop"`
+	Stagger    Duration `toml:"stagger"`
+	ExtraDelay Duration `toml:"extra_delay"`
+	CC         string   `toml:"cc"`
+}
+
+// Traffic describes the load every terminal offers.
+type Traffic struct {
+	Tool      string   `toml:"tool"`      // iperf3
+	Direction string   `toml:"direction"` // up (terminal → server) | down
+	Duration  Duration `toml:"duration"`  // default stop time of every terminal
+	Port      int      `toml:"port"`      // first server port (one per station)
+}
+
+// Sweep lists values per axis; the runs are their cross product.
+type Sweep struct {
+	N           IntList    `toml:"n"`
+	Delay       []Duration `toml:"delay"`
+	Managed     IntList    `toml:"managed"`
+	WiredRate   []Rate     `toml:"wired_rate"`
+	APQueueSize IntList    `toml:"ap_queue_size"`
+	Mobility    []string   `toml:"mobility"`
+}
+
+// Quick holds the reductions `--quick` applies: a shorter duration (all
+// start/stop times scale with it), fewer repetitions, fewer sweep values.
+type Quick struct {
+	Duration    Duration   `toml:"duration"`
+	Repetitions int        `toml:"repetitions"`
+	Modes       []string   `toml:"modes"`
+	N           IntList    `toml:"n"`
+	Delay       []Duration `toml:"delay"`
+	Managed     IntList    `toml:"managed"`
+	WiredRate   []Rate     `toml:"wired_rate"`
+}
+
+// Agent holds how the lab runs `coopcc agent` on managed terminals.
+type Agent struct {
+	MonitorInterval Duration `toml:"monitor_interval"` // default: the agent's
+	Lease           Duration `toml:"lease"`            // default: the agent's
+	Args            []string `toml:"args"`             // extra flags
+}
+
+// Defaults used when a scenario leaves a key out.
+const (
+	DefaultPHY          = "802.11g"
+	DefaultAPQueue      = "fifo"
+	DefaultAPQueueSize  = 100
+	DefaultStaQueueSize = 1000
+	DefaultWiredQueue   = 1000
+	DefaultDuration     = 60 * time.Second
+	DefaultPort         = 5201
+	MaxTerminals        = 200
+)
+
+// PHY presets: default data rate and the rates a station may use.
+var phyPresets = map[string]struct {
+	data  float64
+	rates []float64
+}{
+	"802.11b":  {11, []float64{1, 2, 5.5, 11}},
+	"802.11g":  {54, []float64{1, 2, 5.5, 6, 9, 11, 12, 18, 24, 36, 48, 54}},
+	"802.11n":  {150, nil}, // MCS rates: any positive value accepted
+	"802.11ac": {433.3, nil},
+}
+
+// PHYNames returns the known PHY presets.
+func PHYNames() []string {
+	out := make([]string, 0, len(phyPresets))
+	for k := range phyPresets {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+var apQueueModes = []string{"fifo", "rr", "priority"}
+
+// MobilityPresets are the emulator's built-in mobility traces (papers/002).
+var MobilityPresets = []string{"walk", "drive", "parked"}
+
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,39}$`)
+
+// Parse decodes a scenario strictly (an unknown key is an error that names
+// it), applies defaults and validates it.
+func Parse(data []byte) (*Scenario, error) {
+	var s Scenario
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&s)
+	if err != nil {
+		return nil, fmt.Errorf("decode scenario: %w", err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		keys := make([]string, len(und))
+		for i, k := range und {
+			keys[i] = k.String()
+		}
+		return nil, fmt.Errorf("scenario: unknown key %q (see docs/scenarios.md for the schema)", keys[0])
+	}
+	s.source = append([]byte(nil), data...)
+	s.applyDefaults()
+	if err := s.Validate(); err != nil {
+		if s.Name != "" {
+			return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+		}
+		return nil, fmt.Errorf("scenario: %w", err)
+	}
+	return &s, nil
+}
+
+// LoadFile reads and parses a scenario file.
+func LoadFile(path string) (*Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read scenario: %w", err)
+	}
+	s, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	return s, nil
+}
+
+// Source returns the TOML text the scenario was parsed from.
+func (s *Scenario) Source() []byte { return s.source }
+
+func (s *Scenario) applyDefaults() {
+	if s.Repetitions == 0 {
+		s.Repetitions = 1
+	}
+	if s.WLAN.PHY == "" {
+		s.WLAN.PHY = DefaultPHY
+	}
+	if p, ok := phyPresets[s.WLAN.PHY]; ok && s.WLAN.DataMbps == 0 {
+		s.WLAN.DataMbps = p.data
+	}
+	if s.WLAN.APQueue == "" {
+		s.WLAN.APQueue = DefaultAPQueue
+	}
+	if s.WLAN.APQueueSize == 0 {
+		s.WLAN.APQueueSize = DefaultAPQueueSize
+	}
+	if s.WLAN.StaQueueSize == 0 {
+		s.WLAN.StaQueueSize = DefaultStaQueueSize
+	}
+	if s.Wired.Rate == 0 {
+		s.Wired.Rate = 100e6
+	}
+	if s.Wired.QueueSize == 0 {
+		s.Wired.QueueSize = DefaultWiredQueue
+	}
+	if s.Traffic.Tool == "" {
+		s.Traffic.Tool = "iperf3"
+	}
+	if s.Traffic.Direction == "" {
+		s.Traffic.Direction = "up"
+	}
+	if s.Traffic.Duration == 0 {
+		s.Traffic.Duration = Duration(DefaultDuration)
+	}
+	if s.Traffic.Port == 0 {
+		s.Traffic.Port = DefaultPort
+	}
+	if !s.Terminals.Managed.set && len(s.Terminals.Groups) == 0 {
+		s.Terminals.Managed = Managed{All: true, set: true}
+	}
+	if s.Terminals.CC == "" {
+		s.Terminals.CC = "cubic"
+	}
+}
+
+// Validate checks every field and returns the first problem, worded so the
+// user knows what to change.
+func (s *Scenario) Validate() error {
+	var errs []error
+	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if !nameRE.MatchString(s.Name) {
+		add("name %q: want 1-40 characters of a-z, 0-9, '-' or '_'", s.Name)
+	}
+	if len(s.Modes) == 0 {
+		add("modes: list at least one mode (known: %s)", strings.Join(KnownModes(), ", "))
+	}
+	seen := map[string]bool{}
+	for _, m := range s.Modes {
+		md, err := ParseMode(m)
+		if err != nil {
+			add("modes: %v", err)
+			continue
+		}
+		if seen[md.Name] {
+			add("modes: %q listed twice", md.Name)
+		}
+		seen[md.Name] = true
+	}
+	if s.Traffic.Direction == "down" {
+		for _, m := range append(append([]string{}, s.Modes...), s.Quick.Modes...) {
+			if md, err := ParseMode(m); err == nil && md.Kind == KindPolicy {
+				add("modes: %q bounds a terminal's sending side, but with traffic.direction \"down\" the server sends; use kernel or AP modes", m)
+			}
+		}
+	}
+	for _, m := range s.Quick.Modes {
+		if _, err := ParseMode(m); err != nil {
+			add("quick.modes: %v", err)
+		}
+	}
+	if s.Repetitions < 1 || s.Repetitions > 100 {
+		add("repetitions %d: want 1..100", s.Repetitions)
+	}
+	for name := range s.Policy {
+		if !isPolicy(name) {
+			add("policy.%s: unknown policy (known: %s)", name, strings.Join(PolicyNames(), ", "))
+		}
+	}
+	// WLAN.
+	p, ok := phyPresets[s.WLAN.PHY]
+	if !ok {
+		add("wlan.phy %q: want one of %s", s.WLAN.PHY, strings.Join(PHYNames(), ", "))
+	}
+	checkRate := func(key string, v float64) {
+		if v == 0 || !ok {
+			return
+		}
+		if v < 0 {
+			add("%s %v: must be positive", key, v)
+			return
+		}
+		if p.rates == nil {
+			return
+		}
+		for _, r := range p.rates {
+			if r == v {
+				return
+			}
+		}
+		add("%s %v Mbps: not a %s rate (want one of %v)", key, v, s.WLAN.PHY, p.rates)
+	}
+	checkRate("wlan.data_mbps", s.WLAN.DataMbps)
+	if !contains(apQueueModes, s.WLAN.APQueue) {
+		add("wlan.ap_queue %q: want one of %s", s.WLAN.APQueue, strings.Join(apQueueModes, ", "))
+	}
+	if s.WLAN.APQueueSize < 1 || s.WLAN.APQueueSize > 100000 {
+		add("wlan.ap_queue_size %d: want 1..100000 frames", s.WLAN.APQueueSize)
+	}
+	if s.WLAN.StaQueueSize < 1 || s.WLAN.StaQueueSize > 100000 {
+		add("wlan.sta_queue_size %d: want 1..100000 frames", s.WLAN.StaQueueSize)
+	}
+	checkFER := func(key string, v float64) {
+		if v < 0 || v >= 1 {
+			add("%s %v: want a probability in [0, 1)", key, v)
+		}
+	}
+	checkFER("wlan.fer", s.WLAN.FER)
+	if s.WLAN.RetryLimit < 0 || s.WLAN.RetryLimit > 255 {
+		add("wlan.retry_limit %d: want 0..255 (0 = the preset's)", s.WLAN.RetryLimit)
+	}
+	if s.WLAN.AMPDUMax < 0 || s.WLAN.AMPDUMax > 256 {
+		add("wlan.ampdu_max %d: want 0..256 (0 = the preset's)", s.WLAN.AMPDUMax)
+	}
+	// Wired.
+	if s.Wired.Rate < 1e5 || s.Wired.Rate > 100e9 {
+		add("wired.rate %v: want 100kbps..100Gbps", s.Wired.Rate)
+	}
+	if s.Wired.Delay.D() > 10*time.Second {
+		add("wired.delay %v: want at most 10s", s.Wired.Delay)
+	}
+	if s.Wired.QueueSize < 1 || s.Wired.QueueSize > 1000000 {
+		add("wired.queue_size %d: want 1..1000000 packets", s.Wired.QueueSize)
+	}
+	checkFER("wired.loss", s.Wired.Loss)
+	// Traffic.
+	if s.Traffic.Tool != "iperf3" {
+		add("traffic.tool %q: only \"iperf3\" is supported", s.Traffic.Tool)
+	}
+	if s.Traffic.Direction != "up" && s.Traffic.Direction != "down" {
+		add("traffic.direction %q: want \"up\" (terminal to server) or \"down\"", s.Traffic.Direction)
+	}
+	if s.Traffic.Duration.D() < time.Second || s.Traffic.Duration.D() > 24*time.Hour {
+		add("traffic.duration %v: want 1s..24h", s.Traffic.Duration)
+	}
+	if s.Traffic.Port < 1024 || s.Traffic.Port > 60000 {
+		add("traffic.port %d: want 1024..60000", s.Traffic.Port)
+	}
+	// Terminals.
+	t := s.Terminals
+	if len(t.Groups) > 0 {
+		if t.Count != 0 {
+			add("terminals.count: give either count or [[terminals.group]] entries, not both")
+		}
+		if t.Managed.set {
+			add("terminals.managed: with groups, set managed in each [[terminals.group]]")
+		}
+		if len(s.Sweep.N) > 0 || len(s.Quick.N) > 0 {
+			add("sweep.n: cannot sweep the terminal count when terminals are given as groups")
+		}
+		if len(s.Sweep.Managed) > 0 || len(s.Quick.Managed) > 0 {
+			add("sweep.managed: cannot sweep the managed count when terminals are given as groups")
+		}
+		total := 0
+		names := map[string]bool{}
+		for i, g := range t.Groups {
+			key := fmt.Sprintf("terminals.group[%d]", i)
+			if g.Name != "" {
+				if !nameRE.MatchString(g.Name) {
+					add("%s.name %q: want a-z, 0-9, '-' or '_'", key, g.Name)
+				}
+				if names[g.Name] {
+					add("%s.name %q: used twice", key, g.Name)
+				}
+				names[g.Name] = true
+			}
+			if g.Count < 1 {
+				add("%s.count %d: want at least 1", key, g.Count)
+			}
+			total += g.Count
+			checkRate(key+".phy_mbps", g.PHYMbps)
+			checkFER(key+".fer", g.FER)
+			s.checkTiming(add, key, g.Start, g.Stop)
+			if g.CC != "" && !contains(kernelCCs, g.CC) {
+				add("%s.cc %q: want one of %s", key, g.CC, strings.Join(kernelCCs, ", "))
+			}
+			if g.Mobility != "" {
+				if err := checkMobility(g.Mobility); err != nil {
+					add("%s.mobility: %v", key, err)
+				}
+			}
+		}
+		if total > MaxTerminals {
+			add("terminals: %d in all, at most %d", total, MaxTerminals)
+		}
+	} else {
+		if t.Count < 1 && len(s.Sweep.N) == 0 {
+			add("terminals.count %d: want at least 1 (or list values in sweep.n)", t.Count)
+		}
+		if t.Count > MaxTerminals {
+			add("terminals.count %d: at most %d", t.Count, MaxTerminals)
+		}
+		if !t.Managed.All && t.Managed.Count > max(t.Count, maxInt(s.Sweep.N)) {
+			add("terminals.managed %d: more than the %d terminals", t.Managed.Count, max(t.Count, maxInt(s.Sweep.N)))
+		}
+		checkRate("terminals.phy_mbps", t.PHYMbps)
+		s.checkTiming(add, "terminals", t.Start, t.Stop)
+		if t.Mobility != "" {
+			if err := checkMobility(t.Mobility); err != nil {
+				add("terminals.mobility: %v", err)
+			}
+		}
+	}
+	checkFER("terminals.fer", t.FER)
+	if !contains(kernelCCs, t.CC) {
+		add("terminals.cc %q: want one of %s", t.CC, strings.Join(kernelCCs, ", "))
+	}
+	// Sweep and quick.
+	checkN := func(key string, l IntList) {
+		for _, n := range l {
+			if n < 1 || n > MaxTerminals {
+				add("%s: %d terminals, want 1..%d", key, n, MaxTerminals)
+			}
+		}
+		if dup := firstDup(l); dup != "" {
+			add("%s: value %s listed twice", key, dup)
+		}
+	}
+	checkN("sweep.n", s.Sweep.N)
+	checkN("quick.n", s.Quick.N)
+	for _, l := range []struct {
+		key string
+		v   IntList
+	}{{"sweep.managed", s.Sweep.Managed}, {"quick.managed", s.Quick.Managed}} {
+		for _, k := range l.v {
+			if k < 0 || k > MaxTerminals {
+				add("%s: %d managed terminals, want 0..%d", l.key, k, MaxTerminals)
+			}
+		}
+		if dup := firstDup(l.v); dup != "" {
+			add("%s: value %s listed twice", l.key, dup)
+		}
+	}
+	for _, d := range append(append([]Duration{}, s.Sweep.Delay...), s.Quick.Delay...) {
+		if d.D() > 10*time.Second {
+			add("sweep.delay %v: want at most 10s", d)
+		}
+	}
+	if dup := firstDup(s.Sweep.Delay); dup != "" {
+		add("sweep.delay: value %s listed twice", dup)
+	}
+	for _, r := range append(append([]Rate{}, s.Sweep.WiredRate...), s.Quick.WiredRate...) {
+		if r < 1e5 || r > 100e9 {
+			add("sweep.wired_rate %v: want 100kbps..100Gbps", r)
+		}
+	}
+	for _, q := range s.Sweep.APQueueSize {
+		if q < 1 || q > 100000 {
+			add("sweep.ap_queue_size %d: want 1..100000 frames", q)
+		}
+	}
+	for _, m := range s.Sweep.Mobility {
+		if err := checkMobility(m); err != nil {
+			add("sweep.mobility: %v", err)
+		}
+	}
+	if s.Quick.Duration != 0 && s.Quick.Duration.D() < time.Second {
+		add("quick.duration %v: want at least 1s", s.Quick.Duration)
+	}
+	if s.Quick.Repetitions < 0 || s.Quick.Repetitions > s.Repetitions {
+		add("quick.repetitions %d: want 0..repetitions (%d)", s.Quick.Repetitions, s.Repetitions)
+	}
+	if len(errs) > 0 {
+		return errs[0]
+	}
+	return nil
+}
+
+func (s *Scenario) checkTiming(add func(string, ...any), key string, start, stop Duration) {
+	end := stop
+	if end == 0 {
+		end = s.Traffic.Duration
+	}
+	if end <= start {
+		add("%s: stop (%v) must be after start (%v)", key, end, start)
+	}
+	if end.D() > 24*time.Hour {
+		add("%s.stop %v: want at most 24h", key, end)
+	}
+}
+
+// checkMobility accepts a preset name or the path of an existing CSV trace.
+func checkMobility(m string) error {
+	if contains(MobilityPresets, m) {
+		return nil
+	}
+	if strings.HasSuffix(m, ".csv") {
+		if _, err := os.Stat(m); err != nil {
+			return fmt.Errorf("trace %q: %w", m, err)
+		}
+		return nil
+	}
+	return fmt.Errorf("%q: want a preset (%s) or the path of a .csv trace", m, strings.Join(MobilityPresets, ", "))
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func maxInt(l []int) int {
+	m := 0
+	for _, v := range l {
+		m = max(m, v)
+	}
+	return m
+}
+
+func firstDup[T comparable](l []T) string {
+	seen := map[T]bool{}
+	for _, v := range l {
+		if seen[v] {
+			return fmt.Sprint(v)
+		}
+		seen[v] = true
+	}
+	return ""
+}
+
+// ErrUnknownScenario is returned when a scenario name is neither a preset
+// nor a file.
+var ErrUnknownScenario = errors.New("unknown scenario")

@@ -1,0 +1,319 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+)
+
+// Node is one network namespace of the testbed: a station or the server.
+type Node struct {
+	Name  string     // "sta1".."staN" or "srv"
+	Netns string     // <prefix>-<name>
+	Iface string     // the interface towards the AP
+	Addr  netip.Addr // its IPv4 address
+}
+
+// Backends: how the stations reach the server.
+const (
+	BackendEmu  = "emu"  // the WLAN emulator (coopcc emu run) with TAPs
+	BackendVeth = "veth" // a plain bridge over veth pairs: no WLAN, no delay (development and fallback)
+)
+
+// Addressing inside every testbed (namespaces are private, so runs never clash).
+const (
+	subnetPrefix = "10.77.200."
+	serverHost   = 254
+	stationIface = "wlan0"
+	serverIface  = "eth0"
+)
+
+// TestbedConfig says how to build a testbed.
+type TestbedConfig struct {
+	Backend string    // BackendEmu or BackendVeth
+	Coopcc  string    // path of the coopcc binary (emulator and agents)
+	Log     io.Writer // progress and warnings (nil = discard)
+}
+
+// Testbed is the set of namespaces, links and processes of one run. Close
+// removes everything it created, whatever state it is in.
+type Testbed struct {
+	Prefix   string
+	Stations []Node
+	Server   Node
+	cfg      TestbedConfig
+	hub      string   // veth backend: the namespace holding the bridge
+	created  []string // namespaces to delete
+	emu      *proc
+	procs    []*proc // agents, iperf3 servers and clients
+	closed   bool
+}
+
+// NewTestbed creates the namespaces of a run with n stations and a server,
+// with loopback up and nothing else. On error everything created is removed.
+func NewTestbed(n int, cfg TestbedConfig) (*Testbed, error) {
+	if n < 1 || n > MaxTerminals {
+		return nil, fmt.Errorf("testbed: %d stations, want 1..%d", n, MaxTerminals)
+	}
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
+	}
+	tb := &Testbed{Prefix: newPrefix(), cfg: cfg}
+	for k := 1; k <= n; k++ {
+		name := fmt.Sprintf("sta%d", k)
+		tb.Stations = append(tb.Stations, Node{Name: name, Netns: tb.Prefix + "-" + name, Iface: stationIface,
+			Addr: netip.MustParseAddr(subnetPrefix + strconv.Itoa(k))})
+	}
+	tb.Server = Node{Name: "srv", Netns: tb.Prefix + "-srv", Iface: serverIface,
+		Addr: netip.MustParseAddr(subnetPrefix + strconv.Itoa(serverHost))}
+	for _, nd := range tb.Nodes() {
+		if err := createNetns(nd.Netns); err != nil {
+			tb.Close()
+			return nil, err
+		}
+		tb.created = append(tb.created, nd.Netns)
+	}
+	return tb, nil
+}
+
+// Nodes returns the stations and then the server.
+func (tb *Testbed) Nodes() []Node { return append(append([]Node(nil), tb.Stations...), tb.Server) }
+
+// Node returns the node by name ("sta3", "srv").
+func (tb *Testbed) Node(name string) (Node, bool) {
+	for _, nd := range tb.Nodes() {
+		if nd.Name == name {
+			return nd, true
+		}
+	}
+	return Node{}, false
+}
+
+// SetSysctls sets sysctls in one node's namespace.
+func (tb *Testbed) SetSysctls(nd Node, kv [][2]string) error { return setSysctls(nd.Netns, kv) }
+
+// ReadSysctls reads RecordedSysctls in every namespace, by node name.
+func (tb *Testbed) ReadSysctls() map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, nd := range tb.Nodes() {
+		if m, err := readSysctls(nd.Netns, RecordedSysctls); err == nil {
+			out[nd.Name] = m
+		}
+	}
+	return out
+}
+
+// ConnectVeth joins every node to a bridge in a hub namespace through veth
+// pairs (no emulation: line rate, no delay), then addresses the interfaces.
+func (tb *Testbed) ConnectVeth() error {
+	tb.hub = tb.Prefix + "-ap"
+	if err := createNetns(tb.hub); err != nil {
+		return err
+	}
+	tb.created = append(tb.created, tb.hub)
+	hubNs, err := netns.GetFromName(tb.hub)
+	if err != nil {
+		return fmt.Errorf("open namespace %s: %w", tb.hub, err)
+	}
+	defer hubNs.Close()
+	hub, err := netlink.NewHandleAt(hubNs)
+	if err != nil {
+		return fmt.Errorf("netlink in %s: %w", tb.hub, err)
+	}
+	defer hub.Close()
+	br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "br0"}}
+	if err := hub.LinkAdd(br); err != nil {
+		return fmt.Errorf("add bridge in %s: %w", tb.hub, err)
+	}
+	if err := hub.LinkSetUp(br); err != nil {
+		return fmt.Errorf("set bridge up in %s: %w", tb.hub, err)
+	}
+	for _, nd := range tb.Nodes() {
+		ns, err := netns.GetFromName(nd.Netns)
+		if err != nil {
+			return fmt.Errorf("open namespace %s: %w", nd.Netns, err)
+		}
+		la := netlink.NewLinkAttrs()
+		la.Name = nd.Iface
+		la.Namespace = netlink.NsFd(int(ns))
+		veth := &netlink.Veth{LinkAttrs: la, PeerName: nd.Name, PeerNamespace: netlink.NsFd(int(hubNs))}
+		err = netlink.LinkAdd(veth)
+		ns.Close()
+		if err != nil {
+			return fmt.Errorf("add veth %s/%s: %w", nd.Netns, nd.Iface, err)
+		}
+		peer, err := hub.LinkByName(nd.Name)
+		if err != nil {
+			return fmt.Errorf("find veth peer %s in %s: %w", nd.Name, tb.hub, err)
+		}
+		if err := hub.LinkSetMaster(peer, br); err != nil {
+			return fmt.Errorf("attach %s to the bridge: %w", nd.Name, err)
+		}
+		if err := hub.LinkSetUp(peer); err != nil {
+			return fmt.Errorf("set %s up in %s: %w", nd.Name, tb.hub, err)
+		}
+	}
+	return tb.addressAll()
+}
+
+// addressAll gives every node's interface its address and brings it up.
+func (tb *Testbed) addressAll() error {
+	for _, nd := range tb.Nodes() {
+		if err := addressIface(nd); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func addressIface(nd Node) error {
+	ns, err := netns.GetFromName(nd.Netns)
+	if err != nil {
+		return fmt.Errorf("open namespace %s: %w", nd.Netns, err)
+	}
+	defer ns.Close()
+	h, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		return fmt.Errorf("netlink in %s: %w", nd.Netns, err)
+	}
+	defer h.Close()
+	l, err := h.LinkByName(nd.Iface)
+	if err != nil {
+		return fmt.Errorf("find %s in %s: %w", nd.Iface, nd.Netns, err)
+	}
+	addr := &netlink.Addr{IPNet: netipToIPNet(netip.PrefixFrom(nd.Addr, 24))}
+	if err := h.AddrAdd(l, addr); err != nil {
+		return fmt.Errorf("address %s in %s: %w", nd.Iface, nd.Netns, err)
+	}
+	if err := h.LinkSetUp(l); err != nil {
+		return fmt.Errorf("set %s up in %s: %w", nd.Iface, nd.Netns, err)
+	}
+	return nil
+}
+
+// StartEmu starts the emulator (argv built by the caller) and waits until
+// it prints "ready", then addresses the TAPs it moved into the namespaces.
+func (tb *Testbed) StartEmu(ctx context.Context, argv []string, logPath string, timeout time.Duration) error {
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return fmt.Errorf("create emulator log: %w", err)
+	}
+	defer logf.Close() // the child holds its own descriptor
+	ready := newLineWatcher(logf, "ready")
+	p, err := startProc("emulator", argv, ready, logf, syscall.SIGTERM)
+	if err != nil {
+		return err
+	}
+	tb.emu = p
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-ready.found:
+	case <-p.done:
+		return fmt.Errorf("emulator exited before it was ready: %v: %s", p.err, tailFile(logPath, 5))
+	case <-t.C:
+		return fmt.Errorf("emulator not ready after %v: %s", timeout, tailFile(logPath, 5))
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return tb.addressAll()
+}
+
+// StopEmu stops the emulator with SIGTERM so it writes its statistics.
+func (tb *Testbed) StopEmu() error {
+	if tb.emu == nil {
+		return nil
+	}
+	err := tb.emu.stop(syscall.SIGTERM, 10*time.Second)
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == -1 {
+		return fmt.Errorf("emulator killed: %w", err)
+	}
+	if err != nil {
+		return fmt.Errorf("emulator: %w", err)
+	}
+	return nil
+}
+
+// Exec starts argv inside a node's namespace (`ip netns exec`), output to
+// the given writers. The testbed stops it on Close.
+func (tb *Testbed) Exec(nd Node, name string, argv []string, stdout, stderr io.Writer, deathSig syscall.Signal) (*proc, error) {
+	full := append([]string{"ip", "netns", "exec", nd.Netns}, argv...)
+	p, err := startProc(name, full, stdout, stderr, deathSig)
+	if err != nil {
+		return nil, err
+	}
+	tb.procs = append(tb.procs, p)
+	return p, nil
+}
+
+// stopProcs stops the agents and iperf3 processes (SIGTERM, then SIGKILL
+// after a grace period), newest first.
+func (tb *Testbed) stopProcs() {
+	for i := len(tb.procs) - 1; i >= 0; i-- {
+		_ = tb.procs[i].stop(syscall.SIGTERM, 5*time.Second)
+	}
+}
+
+// Close stops every process (clients and agents first, then the emulator)
+// and deletes every namespace it created. Safe to call more than once.
+func (tb *Testbed) Close() error {
+	if tb.closed {
+		return nil
+	}
+	tb.closed = true
+	tb.stopProcs()
+	if tb.emu != nil {
+		_ = tb.emu.stop(syscall.SIGTERM, 10*time.Second)
+	}
+	var errs []error
+	for _, ns := range tb.created {
+		if err := deleteNetns(ns); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// waitListen waits until the process listens on TCP port (read from its
+// own /proc/PID/net/tcp{,6}, which shows its namespace's sockets).
+func waitListen(ctx context.Context, p *proc, port int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	hexPort := fmt.Sprintf(":%04X", port)
+	for {
+		for _, f := range []string{"tcp", "tcp6"} {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/%s", p.cmd.Process.Pid, f))
+			if err != nil {
+				continue
+			}
+			for _, line := range strings.Split(string(b), "\n")[1:] {
+				fs := strings.Fields(line)
+				if len(fs) > 3 && strings.HasSuffix(fs[1], hexPort) && fs[3] == "0A" {
+					return nil
+				}
+			}
+		}
+		if p.exited() {
+			return fmt.Errorf("%s exited before listening on %d: %v", p.name, port, p.err)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not listening on %d after %v", p.name, port, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
