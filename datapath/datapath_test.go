@@ -528,3 +528,72 @@ func TestSockopsUpperBound(t *testing.T) {
 	}
 	waitGone(t, ids)
 }
+
+// Per-destination bounds (IPv6 key) take precedence over the default, and
+// a bound that binds below the flow's share gives goodput ≈ hi × MSS / RTT:
+// flow A (IPv6, bound hi=7) shares the bottleneck with flow B (IPv4, no
+// entry, no default) whose queue sets A's RTT.
+func TestPerDestinationIPv6Binding(t *testing.T) {
+	const hi = 7
+	n := newTestNet(t, 78, "20mbit", 200)
+	n.srv.Iperf3Server(t, 5201)
+	n.srv.Iperf3Server(t, 5202)
+	dp, err := Open(Options{Netns: n.cli.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = dp.Close() })
+	dst6 := netip.MustParseAddr(n.srvAddr6)
+	if err := dp.Set(dst6, Bounds{Hi: hi}); err != nil {
+		t.Fatal(err)
+	}
+	heartbeat(t, dp)
+	stop := make(chan struct{})
+	sa := sampleFlow(t, n.cli.Name, 5201, 50*time.Millisecond, stop)
+	sb := sampleFlow(t, n.cli.Name, 5202, 50*time.Millisecond, stop)
+	runB := n.cli.Iperf3Client(t, n.srvAddr, 5202, 5*time.Second)
+	time.Sleep(500 * time.Millisecond) // let B build the standing queue
+	runA := n.cli.Iperf3Client(t, n.srvAddr6, 5201, 4*time.Second)
+	outA, errA := runA.Wait()
+	outB, errB := runB.Wait()
+	close(stop)
+	a, b := <-sa, <-sb
+	if errA != nil || errB != nil {
+		t.Fatalf("iperf3: %v %v\n%s\n%s", errA, errB, outA, outB)
+	}
+	rateA, rateB := iperf3Rate(t, outA), iperf3Rate(t, outB)
+	// B's sawtooth makes A's RTT swing, so compare with the mean of
+	// hi × MSS / SRTT over the samples (not hi × MSS / mean SRTT).
+	var want, srtt float64
+	for _, x := range a {
+		want += float64(hi) * float64(x.mss) / x.srtt.Seconds()
+		srtt += x.srtt.Seconds()
+	}
+	want /= float64(len(a))
+	srtt /= float64(len(a))
+	t.Logf("A (IPv6, hi=%d): max cwnd %d, goodput %.0f B/s, mean hi*MSS/SRTT %.0f B/s (mean SRTT %.1f ms); B (IPv4, unbounded): max cwnd %d, goodput %.0f B/s",
+		hi, maxCwnd(a), rateA, want, srtt*1e3, maxCwnd(b), rateB)
+	if m := maxCwnd(a); m == 0 || m > hi {
+		t.Errorf("bounded IPv6 flow: max cwnd %d, bound %d", m, hi)
+	}
+	if m := maxCwnd(b); m <= 2*hi {
+		t.Errorf("flow without an entry was bounded too: max cwnd %d", m)
+	}
+	// SRTT is smoothed and lags the swings: allow ±50 %.
+	if rateA < 0.5*want || rateA > 1.5*want {
+		t.Errorf("bounded flow goodput %.0f B/s not within [0.5, 1.5] × mean hi*MSS/SRTT = %.0f", rateA, want)
+	}
+	if rateA > 0.5*rateB {
+		t.Errorf("bound did not bind: bounded %.0f B/s vs unbounded %.0f B/s", rateA, rateB)
+	}
+	c, err := dp.Counters()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c[dst6].HiApplied == 0 {
+		t.Errorf("no counts for %s: %v", dst6, c)
+	}
+	if got, ok := c[netip.MustParseAddr(n.srvAddr)]; ok {
+		t.Errorf("counts for the unbounded destination: %+v", got)
+	}
+}

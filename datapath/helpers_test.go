@@ -23,6 +23,9 @@ type testNet struct {
 	cli, rtr, srv *nettest.NS
 	rtrDev        string
 	srvAddr       string
+	srvAddr6      string // IPv6 address of the server
+	cliDev        string
+	srvDev        string
 }
 
 // newTestNet uses 10.77.octet.0/24 (client side) and 10.77.octet+1.0/24
@@ -35,11 +38,11 @@ func newTestNet(t *testing.T, octet int, rate string, queue int) *testNet {
 	rtr := nettest.NewNS(t, "dpr")
 	srv := nettest.NewNS(t, "dps")
 	a, b := fmt.Sprintf("10.77.%d", octet), fmt.Sprintf("10.77.%d", octet+1)
-	cliEnd, _ := nettest.Veth(t, cli, a+".1/24", rtr, a+".254/24")
+	cliEnd, rtrCli := nettest.Veth(t, cli, a+".1/24", rtr, a+".254/24")
 	// One MSS per packet (no GSO batches), so that the bottleneck's packet
 	// queue counts segments as cwnd does.
 	cli.Exec(t, "ip", "link", "set", "dev", cliEnd.Dev, "gso_max_segs", "1")
-	toSrv, _ := nettest.Veth(t, rtr, b+".254/24", srv, b+".1/24")
+	toSrv, srvEnd := nettest.Veth(t, rtr, b+".254/24", srv, b+".1/24")
 	rtr.Sysctl(t, "net.ipv4.ip_forward", "1")
 	cli.Exec(t, "ip", "route", "add", "default", "via", a+".254")
 	srv.Exec(t, "ip", "route", "add", "default", "via", b+".254")
@@ -48,7 +51,16 @@ func newTestNet(t *testing.T, octet int, rate string, queue int) *testNet {
 	// made the default of a non-initial namespace unless it is listed in the
 	// host's net.ipv4.tcp_allowed_congestion_control, so plain-CUBIC flows
 	// use iperf3 -C cubic instead.
-	return &testNet{cli: cli, rtr: rtr, srv: srv, rtrDev: toSrv.Dev, srvAddr: b + ".1"}
+	// IPv6 on the same path (fd77:<octet>::/64 and fd77:<octet+1>::/64).
+	a6, b6 := fmt.Sprintf("fd77:%d::", octet), fmt.Sprintf("fd77:%d::", octet+1)
+	rtr.Sysctl(t, "net.ipv6.conf.all.forwarding", "1")
+	cli.Exec(t, "ip", "-6", "addr", "add", a6+"1/64", "dev", cliEnd.Dev, "nodad")
+	rtr.Exec(t, "ip", "-6", "addr", "add", a6+"fe/64", "dev", rtrCli.Dev, "nodad")
+	rtr.Exec(t, "ip", "-6", "addr", "add", b6+"fe/64", "dev", toSrv.Dev, "nodad")
+	srv.Exec(t, "ip", "-6", "addr", "add", b6+"1/64", "dev", srvEnd.Dev, "nodad")
+	cli.Exec(t, "ip", "-6", "route", "add", "default", "via", a6+"fe")
+	srv.Exec(t, "ip", "-6", "route", "add", "default", "via", b6+"fe")
+	return &testNet{cli: cli, rtr: rtr, srv: srv, rtrDev: toSrv.Dev, srvAddr: b + ".1", srvAddr6: b6 + "1", cliDev: cliEnd.Dev, srvDev: srvEnd.Dev}
 }
 
 // setQueue changes the bottleneck's pfifo limit (a tiny limit drops a burst
@@ -87,6 +99,11 @@ func bulkFlow(ns string, port uint16) (flowSample, bool, error) {
 	if err != nil {
 		return flowSample{}, false, err
 	}
+	resps6, err := nh.SocketDiagTCPInfo(unix.AF_INET6)
+	if err != nil {
+		return flowSample{}, false, err
+	}
+	resps = append(resps, resps6...)
 	var best *netlink.InetDiagTCPInfoResp
 	for _, r := range resps {
 		if r.InetDiagMsg == nil || r.TCPInfo == nil || r.InetDiagMsg.State != 1 || r.InetDiagMsg.ID.DestinationPort != port {
