@@ -551,7 +551,7 @@ func TestPerDestinationIPv6Binding(t *testing.T) {
 	stop := make(chan struct{})
 	sa := sampleFlow(t, n.cli.Name, 5201, 50*time.Millisecond, stop)
 	sb := sampleFlow(t, n.cli.Name, 5202, 50*time.Millisecond, stop)
-	runB := n.cli.Iperf3Client(t, n.srvAddr, 5202, 5*time.Second)
+	runB := n.cli.Iperf3Client(t, n.srvAddr, 5202, 6*time.Second) // outlasts A
 	time.Sleep(500 * time.Millisecond) // let B build the standing queue
 	runA := n.cli.Iperf3Client(t, n.srvAddr6, 5201, 4*time.Second)
 	outA, errA := runA.Wait()
