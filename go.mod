@@ -5,7 +5,6 @@ go 1.26.8
 require (
 	github.com/cilium/ebpf v0.22.0
 	github.com/spf13/cobra v1.10.2
-	github.com/vishvananda/netlink v1.3.1
 	github.com/vishvananda/netns v0.0.5
 	golang.org/x/sys v0.49.0
 )

@@ -218,6 +218,11 @@ func TestTwoInstancesUpperBound(t *testing.T) {
 	}
 	for _, r := range []*boundedRun{r1, r2} {
 		s, rate := r.wait(t)
+		for _, x := range s {
+			if x.cc != r.dp.CCName() {
+				t.Fatalf("%s: monitor shows the flow on %q, want %s", r.n.cli.Name, x.cc, r.dp.CCName())
+			}
+		}
 		if m := maxCwnd(s); m > r.b.Hi {
 			t.Errorf("%s: cwnd reached %d, bound %d", r.n.cli.Name, m, r.b.Hi)
 		}

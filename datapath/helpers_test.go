@@ -9,9 +9,7 @@ import (
 	"time"
 
 	"github.com/coopcc/coopcc/internal/nettest"
-	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
-	"golang.org/x/sys/unix"
+	"github.com/coopcc/coopcc/monitor"
 )
 
 // testNet is a client namespace uploading through a router namespace to a
@@ -80,47 +78,39 @@ type flowSample struct {
 	totalRetrans    uint32
 	bytesAcked      uint64
 	deliveryRateBps uint64
+	cc              string
 }
 
-// bulkFlow reads the established connection to port with the most acked
-// bytes (iperf3's data connection, not its control connection) in ns.
+// bulkFlow reads, through the monitor (inet_diag), the established
+// connection to port with the most acked bytes (iperf3's data connection,
+// not its control connection) in ns. It also reports the flow's CC.
 func bulkFlow(ns string, port uint16) (flowSample, bool, error) {
-	h, err := netns.GetFromName(ns)
+	m, err := monitor.New(monitor.Options{Netns: ns, Filter: monitor.Filter{Port: port, States: []uint8{1}}})
 	if err != nil {
 		return flowSample{}, false, err
 	}
-	defer h.Close()
-	nh, err := netlink.NewHandleAt(h, unix.NETLINK_INET_DIAG)
+	defer m.Close()
+	flows, err := m.Snapshot()
 	if err != nil {
 		return flowSample{}, false, err
 	}
-	defer nh.Close()
-	resps, err := nh.SocketDiagTCPInfo(unix.AF_INET)
-	if err != nil {
-		return flowSample{}, false, err
-	}
-	resps6, err := nh.SocketDiagTCPInfo(unix.AF_INET6)
-	if err != nil {
-		return flowSample{}, false, err
-	}
-	resps = append(resps, resps6...)
-	var best *netlink.InetDiagTCPInfoResp
-	for _, r := range resps {
-		if r.InetDiagMsg == nil || r.TCPInfo == nil || r.InetDiagMsg.State != 1 || r.InetDiagMsg.ID.DestinationPort != port {
+	var best *monitor.Flow
+	for i := range flows {
+		f := &flows[i]
+		if f.Dst.Port() != port {
 			continue
 		}
-		if best == nil || r.TCPInfo.Bytes_acked > best.TCPInfo.Bytes_acked {
-			best = r
+		if best == nil || f.BytesAcked > best.BytesAcked {
+			best = f
 		}
 	}
 	if best == nil {
 		return flowSample{}, false, nil
 	}
-	ti := best.TCPInfo
 	return flowSample{
-		t: time.Now(), cwnd: ti.Snd_cwnd, ssthresh: ti.Snd_ssthresh, mss: ti.Snd_mss,
-		srtt: time.Duration(ti.Rtt) * time.Microsecond, caState: ti.Ca_state,
-		totalRetrans: ti.Total_retrans, bytesAcked: ti.Bytes_acked, deliveryRateBps: ti.Delivery_rate,
+		t: time.Now(), cwnd: best.Cwnd, ssthresh: best.Ssthresh, mss: best.MSS,
+		srtt: best.SRTT, caState: best.CAState, cc: best.CC,
+		totalRetrans: best.TotalRetrans, bytesAcked: best.BytesAcked, deliveryRateBps: best.DeliveryRate,
 	}, true, nil
 }
 
