@@ -10,6 +10,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
 )
 
 // tcpCANameMax is TCP_CA_NAME_MAX (16, including the NUL).
@@ -170,11 +171,12 @@ func openStructOps(opts Options) (d *Datapath, err error) {
 	return d, nil
 }
 
-// explainLoadError keeps the verifier log short in error messages.
+// explainLoadError keeps load errors on one line (a verifier error prints
+// its last log lines only; the full log is in the wrapped error) and says
+// what to do about missing privileges.
 func explainLoadError(err error) error {
-	var ve *ebpf.VerifierError
-	if errors.As(err, &ve) {
-		return fmt.Errorf("%w (verifier: %+.20v)", err, ve)
+	if errors.Is(err, unix.EPERM) {
+		return fmt.Errorf("%w (BPF needs root / CAP_BPF + CAP_NET_ADMIN and an unlocked kernel)", err)
 	}
 	return err
 }
