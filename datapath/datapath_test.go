@@ -461,6 +461,10 @@ func TestSwitchExistingConnection(t *testing.T) {
 	const hi = 6
 	n := newTestNet(t, 72, "20mbit", 200)
 	n.srv.Iperf3Server(t, 5201)
+	// A CUBIC flow in another namespace: the iterator must not see it.
+	other := newTestNet(t, 84, "20mbit", 200)
+	other.srv.Iperf3Server(t, 5201)
+	otherRun := other.cli.Iperf3Client(t, other.srvAddr, 5201, 5*time.Second, "-C", "cubic")
 	run := n.cli.Iperf3Client(t, n.srvAddr, 5201, 5*time.Second, "-C", "cubic")
 	time.Sleep(1200 * time.Millisecond)
 	if s, ok, _ := bulkFlow(n.cli.Name, 5201); !ok || s.cwnd <= hi {
@@ -484,6 +488,15 @@ func TestSwitchExistingConnection(t *testing.T) {
 			t.Errorf("pre-existing flow uses %s, want %s", cc, dp.CCName())
 		}
 	}
+	otherCC := ccOfFlows(t, other.cli, 5201)
+	if len(otherCC) == 0 {
+		t.Error("no flows in the other namespace")
+	}
+	for _, cc := range otherCC {
+		if strings.HasPrefix(cc, "coopcc_") {
+			t.Errorf("a flow in another namespace was switched: %v", otherCC)
+		}
+	}
 	stop := make(chan struct{})
 	samples := sampleFlow(t, n.cli.Name, 5201, 20*time.Millisecond, stop)
 	time.Sleep(1500 * time.Millisecond)
@@ -503,6 +516,9 @@ func TestSwitchExistingConnection(t *testing.T) {
 	waitGone(t, ids)
 	if out, err := run.Wait(); err != nil {
 		t.Fatalf("iperf3: %v\n%s", err, out)
+	}
+	if out, err := otherRun.Wait(); err != nil {
+		t.Fatalf("iperf3 (other namespace): %v\n%s", err, out)
 	}
 }
 
