@@ -699,3 +699,26 @@ func sockopsDeadByID(t *testing.T, id ebpf.ProgramID, ahead uint64) bool {
 	}
 	return sockopsDead(prog, now+ahead+uint64(time.Second))
 }
+
+// Registering a name that is already taken is an error, not a reason to
+// fall back to the sockops backend.
+func TestDuplicateNameRejected(t *testing.T) {
+	ns := nettest.NewNS(t, "dup")
+	name := fmt.Sprintf("coopcc_d%07x", os.Getpid()&0xfffffff)
+	dp, err := Open(Options{Netns: ns.Name, CCName: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dp.Close()
+	dp2, err := Open(Options{Netns: ns.Name, CCName: name})
+	if err == nil {
+		dp2.Close()
+		t.Fatalf("second instance with the same name opened (backend %s)", dp2.Backend())
+	}
+	if !strings.Contains(err.Error(), "taken") {
+		t.Errorf("err = %v, want it to say the name is taken", err)
+	}
+	if cur, _ := readDefaultCC(ns.Name); cur != name {
+		t.Errorf("the failed Open changed the namespace default to %q", cur)
+	}
+}

@@ -96,6 +96,9 @@ func openStructOps(opts Options) (d *Datapath, err error) {
 	undo = append(undo, objs.Close)
 
 	reg, err := link.AttachStructOps(link.StructOpsOptions{Map: objs.CoopccCubic})
+	if errors.Is(err, unix.EEXIST) {
+		return nil, fmt.Errorf("register congestion control %s: the name is taken (another instance?): %w", name, err)
+	}
 	if err != nil {
 		return nil, &unsupportedError{fmt.Errorf("register congestion control %s: %w", name, err)}
 	}
@@ -132,6 +135,10 @@ func openStructOps(opts Options) (d *Datapath, err error) {
 		// bounded CUBIC; others (e.g. a flow that chose bbr) are left alone.
 		// [interpretation] switching a non-CUBIC default too matches what
 		// happens to new connections, which all get the bounded CUBIC.
+		undo = append(undo, func() error {
+			_, err := switchCC(opts.Netns, name, "", "cubic")
+			return err
+		})
 		res, err := switchCC(opts.Netns, old, "cubic", name)
 		if err != nil {
 			return nil, fmt.Errorf("switch existing connections from %s to %s: %w", old, name, err)
