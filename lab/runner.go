@@ -567,8 +567,3 @@ func readEmuValidity(res *RunResult, path string) {
 		}
 	}
 }
-
-// emuCommand writes the emulator's config for the run and returns its argv.
-func emuCommand(r Run, tb *Testbed, coopcc, tmp, out string) ([]string, error) {
-	return nil, errors.New("the emulator backend is not wired yet")
-}

@@ -21,14 +21,7 @@ start=$(date +%s)
 "$BIN" lab run "$SCENARIO" --out "$OUT" ${QUICK:+--quick}
 ran=$(( $(date +%s) - start ))
 
-if "$BIN" lab report --help >/dev/null 2>&1; then
-	"$BIN" lab report "$OUT"
-else
-	echo "demo: this coopcc has no 'lab report' yet; raw results only" >&2
-fi
 echo
+# Prints the summary table (per mode: aggregate, Jain, p95 RTT, ...) and the report's path.
+"$BIN" lab report "$OUT"
 echo "runs took ${ran}s; results in $OUT"
-for f in "$OUT"/report/index.html "$OUT"/report.html; do
-	[ -f "$f" ] && echo "report: $f"
-done
-exit 0

@@ -20,8 +20,7 @@ on a testbed of network namespaces around the WLAN emulator, with iperf3
 traffic and the agent on managed terminals, and writes a results directory
 that "coopcc lab report" turns into figures. docs/scenarios.md is the schema.`,
 	}
-	cmd.AddCommand(newLabRunCmd(), newLabListCmd(), newLabCleanCmd())
-	// TODO(lab): add newLabReportCmd() here once cmd/coopcc/labreport.go is in main.
+	cmd.AddCommand(newLabRunCmd(), newLabListCmd(), newLabCleanCmd(), newLabReportCmd())
 	return cmd
 }
 
