@@ -6,7 +6,7 @@ PKGS     := ./...
 TESTFLAGS ?= -count=1 -timeout 20m
 STATICCHECK := v0.8.2
 
-.PHONY: all build test demo generate bench fuzz lint deps deps-bpf clean
+.PHONY: all build android test demo generate bench fuzz lint deps deps-bpf clean
 
 all: build
 
@@ -22,6 +22,11 @@ build:
 test: deps build
 	$(GO) vet $(PKGS)
 	$(GO) test $(TESTFLAGS) $(PKGS)
+
+# Static arm64 binaries for rooted Android devices and arm64 Linux (docs/agent.md).
+android:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -trimpath -ldflags '-s -w' -o bin/coopcc-linux-arm64 ./cmd/coopcc
+	CGO_ENABLED=0 GOOS=android GOARCH=arm64 $(GO) build -trimpath -ldflags '-s -w' -o bin/coopcc-android-arm64 ./cmd/coopcc
 
 # The headline experiment on the embedded default scenario.
 demo: deps build
