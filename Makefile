@@ -6,7 +6,7 @@ PKGS     := ./...
 TESTFLAGS ?= -count=1 -timeout 20m
 STATICCHECK := v0.8.2
 
-.PHONY: all build test demo generate bench lint deps deps-bpf clean
+.PHONY: all build android test demo generate bench fuzz lint deps deps-bpf clean
 
 all: build
 
@@ -23,6 +23,11 @@ test: deps build
 	$(GO) vet $(PKGS)
 	$(GO) test $(TESTFLAGS) $(PKGS)
 
+# Static arm64 binaries for rooted Android devices and arm64 Linux (docs/agent.md).
+android:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -trimpath -ldflags '-s -w' -o bin/coopcc-linux-arm64 ./cmd/coopcc
+	CGO_ENABLED=0 GOOS=android GOARCH=arm64 $(GO) build -trimpath -ldflags '-s -w' -o bin/coopcc-android-arm64 ./cmd/coopcc
+
 # The headline experiment on the embedded default scenario.
 demo: deps build
 	scripts/demo.sh
@@ -33,6 +38,12 @@ generate: deps-bpf
 
 bench: deps build
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 $(PKGS)
+
+# Fuzzes the peer-message decoder (count-based: time-based -fuzztime can trip a
+# spurious coordinator deadline on a loaded machine, golang/go#75804).
+FUZZTIME ?= 3000000x
+fuzz:
+	$(GO) test ./peer -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME)
 
 lint:
 	$(GO) vet $(PKGS)

@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -128,9 +129,17 @@ func New(cfg Config, deps Deps) (*Agent, error) {
 // setConfig applies the reloadable part of cfg (policy, filter, intervals,
 // guard) and stores it.
 func (a *Agent) setConfig(cfg Config) error {
-	pol, err := a.deps.NewPolicy(cfg.Policy.Name, cfg.Policy.Params)
-	if err != nil {
-		return fmt.Errorf("policy %q: %w", cfg.Policy.Name, err)
+	// Keep the running policy (and its state: hysteresis, cadence,
+	// estimates) unless its name or parameters changed.
+	a.mu.Lock()
+	pol := a.pol
+	same := pol != nil && a.cfg.Policy.Name == cfg.Policy.Name && reflect.DeepEqual(a.cfg.Policy.Params, cfg.Policy.Params)
+	a.mu.Unlock()
+	if !same {
+		var err error
+		if pol, err = a.deps.NewPolicy(cfg.Policy.Name, cfg.Policy.Params); err != nil {
+			return fmt.Errorf("policy %q: %w", cfg.Policy.Name, err)
+		}
 	}
 	f := flowFilter{iface: cfg.ManagedIface(), dst: cfg.DstPrefixes(), ports: cfg.Managed.Ports}
 	var g *Guard
@@ -285,14 +294,14 @@ func (a *Agent) Tick(now time.Time) {
 		}
 	}
 
-	desired := map[netip.Addr]DPBounds{defaultDst: {}}
+	desired := filter.desired(dec, flows)
+	// A destination entry that goes away: either control ended (the
+	// decision's reason says why) or no managed flow goes there any more.
+	gone := reason
 	if dec.Active {
-		desired[defaultDst] = DPBounds(dec.Default)
-		for d, b := range dec.PerDst {
-			desired[d] = DPBounds(b)
-		}
+		gone = "no managed flow to this destination"
 	}
-	ok := a.apply(now, desired, n, pol.Name(), reason)
+	ok := a.apply(now, desired, n, pol.Name(), reason, gone)
 
 	a.mu.Lock()
 	if n <= 1 && agg > a.capab {
@@ -320,7 +329,7 @@ func decide(p Policy, v View) (d Decision, err error) {
 // apply makes the datapath hold exactly desired, logs an event per change and
 // refreshes the heartbeat. On any datapath error it removes every bound and
 // skips the heartbeat, so the lease lets TCP run unbounded (fail open).
-func (a *Agent) apply(now time.Time, desired map[netip.Addr]DPBounds, n int, polName, reason string) bool {
+func (a *Agent) apply(now time.Time, desired map[netip.Addr]DPBounds, n int, polName, reason, goneReason string) bool {
 	a.dpMu.Lock()
 	defer a.dpMu.Unlock()
 	var failed error
@@ -332,7 +341,8 @@ func (a *Agent) apply(now time.Time, desired map[netip.Addr]DPBounds, n int, pol
 	slices.SortFunc(keys, func(x, y netip.Addr) int { return x.Compare(y) })
 	for _, d := range keys {
 		b := desired[d]
-		if cur, ok := a.applied[d]; ok && cur == b {
+		cur, ok := a.applied[d]
+		if ok && cur == b {
 			continue
 		}
 		if err := a.deps.Datapath.Set(d, b); err != nil {
@@ -340,7 +350,9 @@ func (a *Agent) apply(now time.Time, desired map[netip.Addr]DPBounds, n int, pol
 			break
 		}
 		a.applied[d] = b
-		a.event(now, d, b, n, polName, reason)
+		if ok || b != (DPBounds{}) { // an absent entry already meant "unbounded"
+			a.event(now, d, b, n, polName, reason)
+		}
 	}
 	if failed == nil {
 		for d := range a.applied {
@@ -351,8 +363,11 @@ func (a *Agent) apply(now time.Time, desired map[netip.Addr]DPBounds, n int, pol
 				failed = fmt.Errorf("delete bounds for %s: %w", dstString(d), err)
 				break
 			}
+			b := a.applied[d]
 			delete(a.applied, d)
-			a.event(now, d, DPBounds{}, n, polName, "destination no longer bounded")
+			if b != (DPBounds{}) {
+				a.event(now, d, DPBounds{}, n, polName, goneReason)
+			}
 		}
 	}
 	if failed == nil {
@@ -431,6 +446,35 @@ func eventDst(d netip.Addr) string {
 // waiting to be sent. [interpretation] "active upload" in the papers is a
 // flow that is sending; an idle keep-alive connection is not counted.
 func isActive(f Flow) bool { return f.Unacked > 0 || f.NotSent > 0 }
+
+// desired turns a decision into the datapath entries. The datapath's
+// default entry applies to every connection of the namespace that uses the
+// bounded CUBIC (loopback, other interfaces, other ports included), so it is
+// only used when every flow is managed (managed.iface "-", no destination or
+// port filter). Otherwise the decision's default is written per destination
+// of the managed flows, and the default entry stays unbounded: flows that are
+// not managed are never bounded, and a managed flow to a new destination is
+// bounded from the next tick on.
+func (f flowFilter) desired(dec Decision, managed []Flow) map[netip.Addr]DPBounds {
+	out := map[netip.Addr]DPBounds{defaultDst: {}}
+	if !dec.Active {
+		return out
+	}
+	if f.hostWide() {
+		out[defaultDst] = DPBounds(dec.Default)
+	} else if dec.Default != (PBounds{}) {
+		for _, fl := range managed {
+			out[fl.Dst.Addr()] = DPBounds(dec.Default)
+		}
+	}
+	for d, b := range dec.PerDst {
+		out[d] = DPBounds(b)
+	}
+	return out
+}
+
+// hostWide reports whether every flow of the namespace is managed.
+func (f flowFilter) hostWide() bool { return f.iface == "" && len(f.dst) == 0 && len(f.ports) == 0 }
 
 // flowFilter selects the managed flows.
 type flowFilter struct {

@@ -99,6 +99,9 @@ func (p *nPolicy) Decide(v View) Decision {
 	return d
 }
 
+// dst1 is the destination of the test flows.
+var dst1 = netip.MustParseAddr("10.77.9.254")
+
 func flow(src, dst string, cwnd uint32) Flow {
 	return Flow{Src: netip.MustParseAddrPort(src), Dst: netip.MustParseAddrPort(dst), State: 1, Cwnd: cwnd, MSS: 1448,
 		SRTT: 20 * time.Millisecond, MinRTT: 10 * time.Millisecond, Unacked: 10, DeliveryRate: 1e6}
@@ -165,15 +168,20 @@ func TestTickWritesBoundsEventsAndHeartbeat(t *testing.T) {
 	h.peers.live = []PeerStatus{{ActiveFlows: 1}, {ActiveFlows: 2}}
 	now := time.Unix(1_700_000_000, 0)
 	h.a.Tick(now)
-	if got := h.dp.bounds[netip.Addr{}]; got != (DPBounds{Hi: 10}) {
-		t.Fatalf("default bounds %+v, want hi 10 (30/N, N=3)", got)
+	// Not every flow is managed (iface filter): the default applies per
+	// managed destination and the host-wide entry stays unbounded.
+	if got := h.dp.bounds[dst1]; got != (DPBounds{Hi: 10}) {
+		t.Fatalf("bounds of %v: %+v, want hi 10 (30/N, N=3)", dst1, got)
+	}
+	if got := h.dp.bounds[netip.Addr{}]; got != (DPBounds{}) {
+		t.Fatalf("host-wide default %+v, want unbounded", got)
 	}
 	h.a.Tick(now.Add(time.Second)) // unchanged: no new event, still a heartbeat
 	if h.dp.heartbeats != 2 {
 		t.Fatalf("heartbeats %d, want one per tick", h.dp.heartbeats)
 	}
 	evs := h.readEvents(t)
-	if len(evs) != 1 || evs[0].Hi != 10 || evs[0].N != 3 || evs[0].Policy != "ntest" || evs[0].Dst != "" || evs[0].Reason != "30/N" {
+	if len(evs) != 1 || evs[0].Hi != 10 || evs[0].N != 3 || evs[0].Policy != "ntest" || evs[0].Dst != "10.77.9.254" || evs[0].Reason != "30/N" {
 		t.Fatalf("events %+v", evs)
 	}
 	raw, _ := os.ReadFile(h.events)
@@ -181,19 +189,24 @@ func TestTickWritesBoundsEventsAndHeartbeat(t *testing.T) {
 		t.Fatalf("event time not RFC3339Nano UTC: %s", raw)
 	}
 
-	// A per-destination bound appears, then goes away: set, then deleted.
-	dst := netip.MustParseAddr("10.77.9.254")
-	h.pol.perDst = dst
+	// The policy's own per-destination bound wins over its default.
+	h.pol.perDst = dst1
 	h.a.Tick(now.Add(2 * time.Second))
-	if got := h.dp.bounds[dst]; got != (DPBounds{Lo: 2, Hi: 5}) {
+	if got := h.dp.bounds[dst1]; got != (DPBounds{Lo: 2, Hi: 5}) {
 		t.Fatalf("per-dst bounds %+v", got)
 	}
+	// The flow moves to another destination: the old entry is deleted.
 	h.pol.perDst = netip.Addr{}
+	h.flows.flows = []Flow{flow("10.77.9.1:40001", "10.77.9.253:5201", 40)}
 	h.a.Tick(now.Add(3 * time.Second))
-	if _, ok := h.dp.bounds[dst]; ok {
+	if _, ok := h.dp.bounds[dst1]; ok {
 		t.Fatal("stale destination was not deleted")
 	}
-	if evs := h.readEvents(t); len(evs) != 3 || evs[2].Dst != "10.77.9.254" || evs[2].Hi != 0 {
+	if got := h.dp.bounds[netip.MustParseAddr("10.77.9.253")]; got != (DPBounds{Hi: 10}) {
+		t.Fatalf("new destination %+v", got)
+	}
+	evs = h.readEvents(t)
+	if len(evs) != 4 || evs[2].Dst != "10.77.9.253" || evs[3].Dst != "10.77.9.254" || evs[3].Hi != 0 || evs[3].Reason != "no managed flow to this destination" {
 		t.Fatalf("events %+v", evs)
 	}
 
@@ -201,6 +214,21 @@ func TestTickWritesBoundsEventsAndHeartbeat(t *testing.T) {
 	own := h.a.OwnStatus()
 	if own.ActiveFlows != 1 || own.Cwnd != 40 || own.Hi != 10 || own.Policy != "ntest" || own.MinRTT != 10*time.Millisecond {
 		t.Fatalf("own status %+v", own)
+	}
+}
+
+func TestHostWideDefaultWhenEveryFlowIsManaged(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.Managed.Iface = "-" })
+	h.flows.flows = []Flow{flow("10.88.0.1:40000", "10.77.9.254:5201", 40)}
+	h.a.Tick(time.Now())
+	if got := h.dp.bounds[netip.Addr{}]; got != (DPBounds{Hi: 30}) {
+		t.Fatalf("host-wide default %+v, want hi 30", got)
+	}
+	if _, ok := h.dp.bounds[dst1]; ok {
+		t.Fatal("per-destination entry written although the default covers it")
+	}
+	if evs := h.readEvents(t); len(evs) != 1 || evs[0].Dst != "" {
+		t.Fatalf("events %+v", evs)
 	}
 }
 
@@ -226,13 +254,13 @@ func TestMonitorErrorFailsOpen(t *testing.T) {
 	h := newHarness(t, nil)
 	h.flows.flows = []Flow{flow("10.77.9.1:40000", "10.77.9.254:5201", 40)}
 	h.a.Tick(time.Now())
-	if h.dp.bounds[netip.Addr{}].Hi == 0 {
+	if h.dp.bounds[dst1].Hi == 0 {
 		t.Fatal("no bound set")
 	}
 	hb := h.dp.heartbeats
 	h.flows.err = errors.New("netlink: permission denied")
 	h.a.Tick(time.Now())
-	if b := h.dp.bounds[netip.Addr{}]; b != (DPBounds{}) {
+	if b := h.dp.bounds[dst1]; b != (DPBounds{}) {
 		t.Fatalf("monitor error left bounds %+v", b)
 	}
 	if h.dp.heartbeats != hb {
@@ -245,7 +273,7 @@ func TestMonitorErrorFailsOpen(t *testing.T) {
 	// Recovery.
 	h.flows.err = nil
 	h.a.Tick(time.Now())
-	if h.dp.bounds[netip.Addr{}].Hi == 0 {
+	if h.dp.bounds[dst1].Hi == 0 {
 		t.Fatal("bounds not restored after the monitor recovered")
 	}
 }
@@ -263,7 +291,7 @@ func TestDatapathErrorFailsOpen(t *testing.T) {
 	}
 	h.dp.failSet = false
 	h.a.Tick(time.Now())
-	if h.dp.bounds[netip.Addr{}].Hi != 30 || h.dp.heartbeats != 1 {
+	if h.dp.bounds[dst1].Hi != 30 || h.dp.heartbeats != 1 {
 		t.Fatalf("not recovered: %+v hb %d", h.dp.bounds, h.dp.heartbeats)
 	}
 }
@@ -274,7 +302,7 @@ func TestPolicyPanicFailsOpen(t *testing.T) {
 	h.a.Tick(time.Now())
 	h.pol.panics = true
 	h.a.Tick(time.Now())
-	if b := h.dp.bounds[netip.Addr{}]; b != (DPBounds{}) {
+	if b := h.dp.bounds[dst1]; b != (DPBounds{}) {
 		t.Fatalf("policy panic left bounds %+v", b)
 	}
 	if h.a.Status().Counts.PolicyPanics != 1 {
@@ -292,7 +320,7 @@ func TestGuardOverridesPolicy(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	for i := range 12 { // 6 s: on window, then probe
 		// Control on gives 1 MB/s, off gives 2 MB/s: bounds cost 50 %.
-		if h.dp.bounds[netip.Addr{}].Hi == 0 && i > 0 {
+		if h.dp.bounds[dst1].Hi == 0 && i > 0 {
 			h.flows.flows[0].DeliveryRate = 2e6
 		} else {
 			h.flows.flows[0].DeliveryRate = 1e6
@@ -303,7 +331,7 @@ func TestGuardOverridesPolicy(t *testing.T) {
 	if st.Guard == nil || st.Guard.State != GuardDisabled || st.PolicyOn {
 		t.Fatalf("guard: %+v policy on %v", st.Guard, st.PolicyOn)
 	}
-	if b := h.dp.bounds[netip.Addr{}]; b != (DPBounds{}) {
+	if b := h.dp.bounds[dst1]; b != (DPBounds{}) {
 		t.Fatalf("guard disabled control but bounds %+v remain", b)
 	}
 	if !strings.HasPrefix(st.Reason, "guard: ") {
@@ -361,7 +389,10 @@ func TestStatusSocket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Backend != "test" || r.N != 1 || len(r.Flows) != 1 || len(r.Bounds) != 1 || len(r.Hits) != 1 || r.Hits[0].HiHits != 42 || r.Messages["bad_mac"] != 1 {
+	if _, err := h.a.serveStatus(ctx, sock); err == nil || !strings.Contains(err.Error(), "in use by another agent") {
+		t.Fatalf("second server on a live socket: %v", err)
+	}
+	if r.Backend != "test" || r.N != 1 || len(r.Flows) != 1 || len(r.Bounds) != 2 || len(r.Hits) != 1 || r.Hits[0].HiHits != 42 || r.Messages["bad_mac"] != 1 {
 		t.Fatalf("status %+v", r)
 	}
 	var buf bytes.Buffer
@@ -408,7 +439,7 @@ func TestRunClearsBoundsOnShutdown(t *testing.T) {
 	go func() { done <- h.a.Run(ctx) }()
 	time.Sleep(100 * time.Millisecond)
 	h.dp.mu.Lock()
-	hi := h.dp.bounds[netip.Addr{}].Hi
+	hi := h.dp.bounds[dst1].Hi
 	h.dp.mu.Unlock()
 	if hi != 30 {
 		t.Fatalf("bounds while running: %d", hi)
@@ -417,7 +448,7 @@ func TestRunClearsBoundsOnShutdown(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if b := h.dp.bounds[netip.Addr{}]; b != (DPBounds{}) {
+	if b := h.dp.bounds[dst1]; b != (DPBounds{}) {
 		t.Fatalf("bounds after shutdown %+v", b)
 	}
 }
@@ -437,3 +468,23 @@ func httpGet(t *testing.T, url string) string {
 }
 
 func mustAddr(s string) netip.Addr { return netip.MustParseAddr(s) }
+
+func TestReloadKeepsUnchangedPolicy(t *testing.T) {
+	builds := 0
+	cfg := Defaults()
+	cfg.Iface, cfg.Group.KeyFile = "wlan0", "k"
+	cfg.Policy.Params = map[string]any{"static_hi": int64(7)}
+	a, err := New(cfg, Deps{Flows: &memFlows{}, Datapath: &memDatapath{}, Peers: &memPeers{},
+		NewPolicy: func(string, map[string]any) (Policy, error) { builds++; return &nPolicy{}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Monitor.Interval.Duration = time.Second
+	if _, err := a.Reload(cfg); err != nil || builds != 1 {
+		t.Fatalf("reload with the same policy rebuilt it: builds %d, %v", builds, err)
+	}
+	cfg.Policy.Params = map[string]any{"static_hi": int64(8)}
+	if _, err := a.Reload(cfg); err != nil || builds != 2 {
+		t.Fatalf("changed params not applied: builds %d, %v", builds, err)
+	}
+}

@@ -28,8 +28,8 @@ func procCPU(t testing.TB, pid int) time.Duration {
 	return time.Duration(ut+st) * time.Second / clkTck
 }
 
-// procMem returns VmRSS and VmHWM in bytes.
-func procMem(t testing.TB, pid int) (rss, hwm float64) {
+// procMem returns VmRSS, VmHWM, RssAnon and RssFile in bytes.
+func procMem(t testing.TB, pid int) (rss, hwm, anon, file float64) {
 	t.Helper()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
@@ -46,9 +46,13 @@ func procMem(t testing.TB, pid int) (rss, hwm float64) {
 			rss = v * 1024
 		case "VmHWM:":
 			hwm = v * 1024
+		case "RssAnon:":
+			anon = v * 1024
+		case "RssFile:":
+			file = v * 1024
 		}
 	}
-	return rss, hwm
+	return rss, hwm, anon, file
 }
 
 // BenchmarkAgent100Flows measures the agent's CPU share and memory while it
@@ -82,13 +86,15 @@ func BenchmarkAgent100Flows(b *testing.B) {
 	time.Sleep(window)
 	b.StopTimer()
 	cpu := float64(procCPU(b, pid)-c0) / float64(time.Since(t0))
-	rss, hwm := procMem(b, pid)
+	rss, hwm, anon, file := procMem(b, pid)
 	r = a.waitStatus(b, 5*time.Second, "status", func(agent.StatusReport) bool { return true })
 	b.ReportMetric(100*cpu, "%core")
 	b.ReportMetric(rss/1e6, "RSS_MB")
 	b.ReportMetric(hwm/1e6, "peakRSS_MB")
+	b.ReportMetric(anon/1e6, "anonRSS_MB")
+	b.ReportMetric(file/1e6, "fileRSS_MB")
 	b.ReportMetric(float64(len(r.Flows)), "managed_flows")
 	b.ReportMetric(float64(r.TickTime.Microseconds()), "tick_µs")
-	b.Logf("flows %d (active %d), ticks %d, last tick %v, CPU %.2f%% of a core over %v, RSS %.1f MB (peak %.1f MB)",
-		len(r.Flows), r.Own.ActiveFlows, r.Counts.Ticks, r.TickTime, 100*cpu, window, rss/1e6, hwm/1e6)
+	b.Logf("flows %d (active %d), ticks %d, last tick %v, CPU %.2f%% of a core over %v, RSS %.1f MB (anonymous %.1f, file %.1f; peak %.1f MB)",
+		len(r.Flows), r.Own.ActiveFlows, r.Counts.Ticks, r.TickTime, 100*cpu, window, rss/1e6, anon/1e6, file/1e6, hwm/1e6)
 }

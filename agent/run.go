@@ -71,6 +71,9 @@ func parseLevel(s string) slog.Level {
 	return slog.LevelInfo
 }
 
+// startupMemoryLimit is the Go soft memory limit while the datapath loads.
+const startupMemoryLimit = 12 << 20
+
 // Main runs the agent until ctx ends: it takes the single-instance lock,
 // opens the datapath, the monitor, the peer protocol, the event log, the
 // status socket and the metrics server, runs the control loop, reloads the
@@ -116,7 +119,13 @@ func Main(ctx context.Context, o Options) (err error) {
 		undo = append(undo, func() { _ = events.Close() })
 	}
 
+	// Loading the BPF objects parses the kernel's BTF: a burst of short-lived
+	// heap. A soft memory limit while it runs makes the GC collect it as it
+	// goes instead of letting the heap double first, which keeps the peak RSS
+	// down (measured: docs/performance.md); the default is restored after.
+	prevLimit := debug.SetMemoryLimit(startupMemoryLimit)
 	dp, err := o.Parts.OpenDatapath(cfg)
+	debug.SetMemoryLimit(prevLimit)
 	if err != nil {
 		return fmt.Errorf("datapath: %w", err)
 	}

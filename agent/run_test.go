@@ -97,7 +97,7 @@ func TestMainLifecycle(t *testing.T) {
 	deadline := time.Now().Add(3 * time.Second)
 	for {
 		r, err = QueryStatus(ctx, sock)
-		if err == nil && len(r.Bounds) == 2 && r.Counts.Reloads == 1 {
+		if err == nil && r.Counts.Reloads == 1 && len(r.Flows) == 1 && r.Flows[0].Lo == 2 && r.Flows[0].Hi == 5 {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -22,6 +22,13 @@ func (a *Agent) serveStatus(ctx context.Context, path string) (stop func(), err 
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("status socket directory: %w", err)
 	}
+	// A live socket belongs to another agent (e.g. one in another network
+	// namespace given the same path): refuse rather than steal it. A dead
+	// one is left over from a crash and is replaced.
+	if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+		c.Close()
+		return nil, fmt.Errorf("status socket %s is in use by another agent: give each agent its own --status-socket", path)
+	}
 	_ = os.Remove(path)
 	ln, err := net.Listen("unix", path)
 	if err != nil {

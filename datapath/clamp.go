@@ -43,6 +43,9 @@ func RunClamp(ctx context.Context, c ClampConfig, w io.Writer) (err error) {
 			fmt.Fprintln(w, "restored")
 		}
 	}()
+	if dp.Backend() == BackendSockops && c.Bounds.Lo > 0 {
+		return fmt.Errorf("--min %d: the sockops backend enforces upper bounds only (use a kernel with struct_ops and the CUBIC kfuncs, or drop --min)", c.Bounds.Lo)
+	}
 	if err := dp.Set(c.Dst, c.Bounds); err != nil {
 		return err
 	}

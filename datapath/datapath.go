@@ -181,7 +181,8 @@ func addrOf(k cubicCoopccKey) netip.Addr {
 }
 
 // Set sets the bounds for a destination; the invalid (zero) Addr sets the
-// host-wide default.
+// host-wide default. The sockops backend enforces Hi only (Lo is stored and
+// ignored).
 func (d *Datapath) Set(dst netip.Addr, b Bounds) error {
 	if err := b.Validate(); err != nil {
 		return err

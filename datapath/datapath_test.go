@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
 	"github.com/coopcc/coopcc/internal/nettest"
 )
 
@@ -216,6 +218,11 @@ func TestTwoInstancesUpperBound(t *testing.T) {
 	}
 	for _, r := range []*boundedRun{r1, r2} {
 		s, rate := r.wait(t)
+		for _, x := range s {
+			if x.cc != r.dp.CCName() {
+				t.Fatalf("%s: monitor shows the flow on %q, want %s", r.n.cli.Name, x.cc, r.dp.CCName())
+			}
+		}
 		if m := maxCwnd(s); m > r.b.Hi {
 			t.Errorf("%s: cwnd reached %d, bound %d", r.n.cli.Name, m, r.b.Hi)
 		}
@@ -326,7 +333,52 @@ func TestLowerBoundAcrossLossBurst(t *testing.T) {
 }
 
 // helperEnv makes the test binary act as a bounding process (for SIGKILL).
-const helperEnv = "COOPCC_DATAPATH_HELPER_NETNS"
+const (
+	helperEnv        = "COOPCC_DATAPATH_HELPER_NETNS"
+	helperBackendEnv = "COOPCC_DATAPATH_HELPER_BACKEND"
+)
+
+// startHelper starts the bounding helper process for ns and returns it
+// with the ID of its (last) program once it is ready.
+func startHelper(t *testing.T, ns, backend string) (*exec.Cmd, ebpf.ProgramID) {
+	t.Helper()
+	helper := exec.Command(os.Args[0], "-test.run=^$")
+	helper.Env = append(os.Environ(), helperEnv+"="+ns, helperBackendEnv+"="+backend)
+	stdout, err := helper.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := helper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = helper.Process.Kill(); _ = helper.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	var gotBackend string
+	var id ebpf.ProgramID
+	if _, serr := fmt.Sscanf(line, "ready %s %d", &gotBackend, &id); err != nil || serr != nil || gotBackend != backend {
+		t.Fatalf("helper did not start with backend %s: %q %v %v", backend, line, err, serr)
+	}
+	return helper, id
+}
+
+// waitCwndAbove polls the bulk flow until its cwnd exceeds hi and returns
+// how long that took; it fails the test after limit.
+func waitCwndAbove(t *testing.T, ns string, hi uint32, since time.Time, limit time.Duration) time.Duration {
+	t.Helper()
+	for {
+		s, ok, err := bulkFlow(ns, 5201)
+		if err != nil || !ok {
+			t.Fatalf("flow gone: %v", err)
+		}
+		if s.cwnd > hi {
+			return time.Since(since)
+		}
+		if time.Since(since) > limit {
+			t.Fatalf("cwnd still %d, %v after SIGKILL", s.cwnd, time.Since(since))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
 
 func TestMain(m *testing.M) {
 	if ns := os.Getenv(helperEnv); ns != "" {
@@ -338,7 +390,7 @@ func TestMain(m *testing.M) {
 // helperMain bounds the namespace's flows to hi=5 with a 2s lease and
 // heartbeats until killed.
 func helperMain(ns string) int {
-	dp, err := Open(Options{Netns: ns, Lease: 2 * time.Second})
+	dp, err := Open(Options{Netns: ns, Lease: 2 * time.Second, Backend: os.Getenv(helperBackendEnv)})
 	if err != nil {
 		fmt.Println("error:", err)
 		return 1
@@ -347,7 +399,7 @@ func helperMain(ns string) int {
 		fmt.Println("error:", err)
 		return 1
 	}
-	fmt.Println("ready", dp.CCName())
+	fmt.Println("ready", dp.Backend(), dp.Objects().Programs[len(dp.Objects().Programs)-1])
 	for {
 		time.Sleep(dp.Lease() / 3)
 		if err := dp.Heartbeat(); err != nil {
@@ -363,20 +415,7 @@ func TestFailOpenAfterSIGKILL(t *testing.T) {
 	const hi, lease = 5, 2 * time.Second
 	n := newTestNet(t, 70, "20mbit", 200)
 	n.srv.Iperf3Server(t, 5201)
-	helper := exec.Command(os.Args[0], "-test.run=^$")
-	helper.Env = append(os.Environ(), helperEnv+"="+n.cli.Name)
-	stdout, err := helper.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := helper.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = helper.Process.Kill(); _ = helper.Wait() })
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "ready") {
-		t.Fatalf("helper did not start: %q %v", line, err)
-	}
+	helper, _ := startHelper(t, n.cli.Name, BackendStructOps)
 	run := n.cli.Iperf3Client(t, n.srvAddr, 5201, 8*time.Second)
 	time.Sleep(1500 * time.Millisecond)
 	s, ok, err := bulkFlow(n.cli.Name, 5201)
@@ -390,23 +429,10 @@ func TestFailOpenAfterSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 	killed := time.Now()
-	for {
-		s, ok, err := bulkFlow(n.cli.Name, 5201)
-		if err != nil || !ok {
-			t.Fatalf("flow gone: %v", err)
-		}
-		if s.cwnd > hi {
-			el := time.Since(killed)
-			t.Logf("cwnd %d > %d after %v (lease %v)", s.cwnd, hi, el, lease)
-			if el > lease+time.Second {
-				t.Errorf("cwnd grew past the bound only after %v, want <= lease + 1s = %v", el, lease+time.Second)
-			}
-			break
-		}
-		if time.Since(killed) > lease+3*time.Second {
-			t.Fatalf("cwnd still %d, %v after SIGKILL", s.cwnd, time.Since(killed))
-		}
-		time.Sleep(20 * time.Millisecond)
+	el := waitCwndAbove(t, n.cli.Name, hi, killed, lease+3*time.Second)
+	t.Logf("cwnd > %d %v after SIGKILL (lease %v)", hi, el, lease)
+	if el > lease+time.Second {
+		t.Errorf("cwnd grew past the bound only after %v, want <= lease + 1s = %v", el, lease+time.Second)
 	}
 	_ = run.Cmd.Process.Kill()
 
@@ -435,6 +461,10 @@ func TestSwitchExistingConnection(t *testing.T) {
 	const hi = 6
 	n := newTestNet(t, 72, "20mbit", 200)
 	n.srv.Iperf3Server(t, 5201)
+	// A CUBIC flow in another namespace: the iterator must not see it.
+	other := newTestNet(t, 84, "20mbit", 200)
+	other.srv.Iperf3Server(t, 5201)
+	otherRun := other.cli.Iperf3Client(t, other.srvAddr, 5201, 5*time.Second, "-C", "cubic")
 	run := n.cli.Iperf3Client(t, n.srvAddr, 5201, 5*time.Second, "-C", "cubic")
 	time.Sleep(1200 * time.Millisecond)
 	if s, ok, _ := bulkFlow(n.cli.Name, 5201); !ok || s.cwnd <= hi {
@@ -458,6 +488,15 @@ func TestSwitchExistingConnection(t *testing.T) {
 			t.Errorf("pre-existing flow uses %s, want %s", cc, dp.CCName())
 		}
 	}
+	otherCC := ccOfFlows(t, other.cli, 5201)
+	if len(otherCC) == 0 {
+		t.Error("no flows in the other namespace")
+	}
+	for _, cc := range otherCC {
+		if strings.HasPrefix(cc, "coopcc_") {
+			t.Errorf("a flow in another namespace was switched: %v", otherCC)
+		}
+	}
 	stop := make(chan struct{})
 	samples := sampleFlow(t, n.cli.Name, 5201, 20*time.Millisecond, stop)
 	time.Sleep(1500 * time.Millisecond)
@@ -477,6 +516,9 @@ func TestSwitchExistingConnection(t *testing.T) {
 	waitGone(t, ids)
 	if out, err := run.Wait(); err != nil {
 		t.Fatalf("iperf3: %v\n%s", err, out)
+	}
+	if out, err := otherRun.Wait(); err != nil {
+		t.Fatalf("iperf3 (other namespace): %v\n%s", err, out)
 	}
 }
 
@@ -527,4 +569,156 @@ func TestSockopsUpperBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitGone(t, ids)
+}
+
+// Per-destination bounds (IPv6 key) take precedence over the default, and
+// a bound that binds below the flow's share gives goodput ≈ hi × MSS / RTT:
+// flow A (IPv6, bound hi=7) shares the bottleneck with flow B (IPv4, no
+// entry, no default) whose queue sets A's RTT.
+func TestPerDestinationIPv6Binding(t *testing.T) {
+	const hi = 7
+	n := newTestNet(t, 78, "20mbit", 200)
+	n.srv.Iperf3Server(t, 5201)
+	n.srv.Iperf3Server(t, 5202)
+	dp, err := Open(Options{Netns: n.cli.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = dp.Close() })
+	dst6 := netip.MustParseAddr(n.srvAddr6)
+	if err := dp.Set(dst6, Bounds{Hi: hi}); err != nil {
+		t.Fatal(err)
+	}
+	heartbeat(t, dp)
+	stop := make(chan struct{})
+	sa := sampleFlow(t, n.cli.Name, 5201, 50*time.Millisecond, stop)
+	sb := sampleFlow(t, n.cli.Name, 5202, 50*time.Millisecond, stop)
+	runB := n.cli.Iperf3Client(t, n.srvAddr, 5202, 6*time.Second) // outlasts A
+	time.Sleep(500 * time.Millisecond)                            // let B build the standing queue
+	runA := n.cli.Iperf3Client(t, n.srvAddr6, 5201, 4*time.Second)
+	outA, errA := runA.Wait()
+	outB, errB := runB.Wait()
+	close(stop)
+	a, b := <-sa, <-sb
+	if errA != nil || errB != nil {
+		t.Fatalf("iperf3: %v %v\n%s\n%s", errA, errB, outA, outB)
+	}
+	rateA, rateB := iperf3Rate(t, outA), iperf3Rate(t, outB)
+	// B's sawtooth makes A's RTT swing, so compare with the mean of
+	// hi × MSS / SRTT over the samples (not hi × MSS / mean SRTT).
+	var want, srtt float64
+	for _, x := range a {
+		want += float64(hi) * float64(x.mss) / x.srtt.Seconds()
+		srtt += x.srtt.Seconds()
+	}
+	want /= float64(len(a))
+	srtt /= float64(len(a))
+	t.Logf("A (IPv6, hi=%d): max cwnd %d, goodput %.0f B/s, mean hi*MSS/SRTT %.0f B/s (mean SRTT %.1f ms); B (IPv4, unbounded): max cwnd %d, goodput %.0f B/s",
+		hi, maxCwnd(a), rateA, want, srtt*1e3, maxCwnd(b), rateB)
+	if m := maxCwnd(a); m == 0 || m > hi {
+		t.Errorf("bounded IPv6 flow: max cwnd %d, bound %d", m, hi)
+	}
+	if m := maxCwnd(b); m <= 2*hi {
+		t.Errorf("flow without an entry was bounded too: max cwnd %d", m)
+	}
+	// SRTT is smoothed and lags the swings: allow ±50 %.
+	if rateA < 0.5*want || rateA > 1.5*want {
+		t.Errorf("bounded flow goodput %.0f B/s not within [0.5, 1.5] × mean hi*MSS/SRTT = %.0f", rateA, want)
+	}
+	if rateA > 0.5*rateB {
+		t.Errorf("bound did not bind: bounded %.0f B/s vs unbounded %.0f B/s", rateA, rateB)
+	}
+	c, err := dp.Counters()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c[dst6].HiApplied == 0 {
+		t.Errorf("no counts for %s: %v", dst6, c)
+	}
+	if got, ok := c[netip.MustParseAddr(n.srvAddr)]; ok {
+		t.Errorf("counts for the unbounded destination: %+v", got)
+	}
+}
+
+// The sockops fallback is fail-open after SIGKILL too: its program stays
+// attached (BPF_PROG_ATTACH, not a link) and removes the clamp once the
+// lease has expired.
+func TestFailOpenAfterSIGKILLSockops(t *testing.T) {
+	const hi, lease = 5, 2 * time.Second
+	n := newTestNet(t, 82, "20mbit", 200)
+	n.srv.Iperf3Server(t, 5201)
+	helper, progID := startHelper(t, n.cli.Name, BackendSockops)
+	t.Cleanup(func() {
+		// The dead helper's program stays attached: detach it.
+		prog, err := ebpf.NewProgramFromID(progID)
+		if err != nil {
+			return
+		}
+		defer prog.Close()
+		_ = withCgroup2Root(func(root string) error {
+			f, err := os.Open(root)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			return link.RawDetachProgram(link.RawDetachProgramOptions{Target: int(f.Fd()), Program: prog, Attach: ebpf.AttachCGroupSockOps})
+		})
+	})
+	run := n.cli.Iperf3Client(t, n.srvAddr, 5201, 8*time.Second, "-C", "cubic")
+	time.Sleep(1500 * time.Millisecond)
+	if s, ok, err := bulkFlow(n.cli.Name, 5201); err != nil || !ok || s.cwnd > hi {
+		t.Fatalf("before the kill: %+v ok=%v err=%v", s, ok, err)
+	}
+	if err := helper.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	el := waitCwndAbove(t, n.cli.Name, hi, killed, lease+3*time.Second)
+	t.Logf("sockops: cwnd > %d %v after SIGKILL (lease %v)", hi, el, lease)
+	if el > lease+time.Second {
+		t.Errorf("cwnd grew past the bound only after %v, want <= lease + 1s = %v", el, lease+time.Second)
+	}
+	_ = run.Cmd.Process.Kill()
+	// A dead instance is detached by the next Open once stale.
+	if !sockopsDeadByID(t, progID, uint64(staleAfter)+uint64(lease)) {
+		t.Log("(stale detection not exercised: would need to wait lease + 10s)")
+	}
+}
+
+// sockopsDeadByID evaluates the stale rule for a program at now + ahead.
+func sockopsDeadByID(t *testing.T, id ebpf.ProgramID, ahead uint64) bool {
+	t.Helper()
+	prog, err := ebpf.NewProgramFromID(id)
+	if err != nil {
+		t.Fatalf("dead helper's program not found: %v", err)
+	}
+	defer prog.Close()
+	now, _ := monotonicNow()
+	if sockopsDead(prog, now) {
+		t.Error("a program whose lease just expired must not count as dead yet")
+	}
+	return sockopsDead(prog, now+ahead+uint64(time.Second))
+}
+
+// Registering a name that is already taken is an error, not a reason to
+// fall back to the sockops backend.
+func TestDuplicateNameRejected(t *testing.T) {
+	ns := nettest.NewNS(t, "dup")
+	name := fmt.Sprintf("coopcc_d%07x", os.Getpid()&0xfffffff)
+	dp, err := Open(Options{Netns: ns.Name, CCName: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dp.Close()
+	dp2, err := Open(Options{Netns: ns.Name, CCName: name})
+	if err == nil {
+		dp2.Close()
+		t.Fatalf("second instance with the same name opened (backend %s)", dp2.Backend())
+	}
+	if !strings.Contains(err.Error(), "taken") {
+		t.Errorf("err = %v, want it to say the name is taken", err)
+	}
+	if cur, _ := readDefaultCC(ns.Name); cur != name {
+		t.Errorf("the failed Open changed the namespace default to %q", cur)
+	}
 }

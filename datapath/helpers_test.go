@@ -9,9 +9,7 @@ import (
 	"time"
 
 	"github.com/coopcc/coopcc/internal/nettest"
-	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
-	"golang.org/x/sys/unix"
+	"github.com/coopcc/coopcc/monitor"
 )
 
 // testNet is a client namespace uploading through a router namespace to a
@@ -23,6 +21,9 @@ type testNet struct {
 	cli, rtr, srv *nettest.NS
 	rtrDev        string
 	srvAddr       string
+	srvAddr6      string // IPv6 address of the server
+	cliDev        string
+	srvDev        string
 }
 
 // newTestNet uses 10.77.octet.0/24 (client side) and 10.77.octet+1.0/24
@@ -35,11 +36,11 @@ func newTestNet(t *testing.T, octet int, rate string, queue int) *testNet {
 	rtr := nettest.NewNS(t, "dpr")
 	srv := nettest.NewNS(t, "dps")
 	a, b := fmt.Sprintf("10.77.%d", octet), fmt.Sprintf("10.77.%d", octet+1)
-	cliEnd, _ := nettest.Veth(t, cli, a+".1/24", rtr, a+".254/24")
+	cliEnd, rtrCli := nettest.Veth(t, cli, a+".1/24", rtr, a+".254/24")
 	// One MSS per packet (no GSO batches), so that the bottleneck's packet
 	// queue counts segments as cwnd does.
 	cli.Exec(t, "ip", "link", "set", "dev", cliEnd.Dev, "gso_max_segs", "1")
-	toSrv, _ := nettest.Veth(t, rtr, b+".254/24", srv, b+".1/24")
+	toSrv, srvEnd := nettest.Veth(t, rtr, b+".254/24", srv, b+".1/24")
 	rtr.Sysctl(t, "net.ipv4.ip_forward", "1")
 	cli.Exec(t, "ip", "route", "add", "default", "via", a+".254")
 	srv.Exec(t, "ip", "route", "add", "default", "via", b+".254")
@@ -48,7 +49,16 @@ func newTestNet(t *testing.T, octet int, rate string, queue int) *testNet {
 	// made the default of a non-initial namespace unless it is listed in the
 	// host's net.ipv4.tcp_allowed_congestion_control, so plain-CUBIC flows
 	// use iperf3 -C cubic instead.
-	return &testNet{cli: cli, rtr: rtr, srv: srv, rtrDev: toSrv.Dev, srvAddr: b + ".1"}
+	// IPv6 on the same path (fd77:<octet>::/64 and fd77:<octet+1>::/64).
+	a6, b6 := fmt.Sprintf("fd77:%d::", octet), fmt.Sprintf("fd77:%d::", octet+1)
+	rtr.Sysctl(t, "net.ipv6.conf.all.forwarding", "1")
+	cli.Exec(t, "ip", "-6", "addr", "add", a6+"1/64", "dev", cliEnd.Dev, "nodad")
+	rtr.Exec(t, "ip", "-6", "addr", "add", a6+"fe/64", "dev", rtrCli.Dev, "nodad")
+	rtr.Exec(t, "ip", "-6", "addr", "add", b6+"fe/64", "dev", toSrv.Dev, "nodad")
+	srv.Exec(t, "ip", "-6", "addr", "add", b6+"1/64", "dev", srvEnd.Dev, "nodad")
+	cli.Exec(t, "ip", "-6", "route", "add", "default", "via", a6+"fe")
+	srv.Exec(t, "ip", "-6", "route", "add", "default", "via", b6+"fe")
+	return &testNet{cli: cli, rtr: rtr, srv: srv, rtrDev: toSrv.Dev, srvAddr: b + ".1", srvAddr6: b6 + "1", cliDev: cliEnd.Dev, srvDev: srvEnd.Dev}
 }
 
 // setQueue changes the bottleneck's pfifo limit (a tiny limit drops a burst
@@ -68,42 +78,39 @@ type flowSample struct {
 	totalRetrans    uint32
 	bytesAcked      uint64
 	deliveryRateBps uint64
+	cc              string
 }
 
-// bulkFlow reads the established connection to port with the most acked
-// bytes (iperf3's data connection, not its control connection) in ns.
+// bulkFlow reads, through the monitor (inet_diag), the established
+// connection to port with the most acked bytes (iperf3's data connection,
+// not its control connection) in ns. It also reports the flow's CC.
 func bulkFlow(ns string, port uint16) (flowSample, bool, error) {
-	h, err := netns.GetFromName(ns)
+	m, err := monitor.New(monitor.Options{Netns: ns, Filter: monitor.Filter{Port: port, States: []uint8{1}}})
 	if err != nil {
 		return flowSample{}, false, err
 	}
-	defer h.Close()
-	nh, err := netlink.NewHandleAt(h, unix.NETLINK_INET_DIAG)
+	defer m.Close()
+	flows, err := m.Snapshot()
 	if err != nil {
 		return flowSample{}, false, err
 	}
-	defer nh.Close()
-	resps, err := nh.SocketDiagTCPInfo(unix.AF_INET)
-	if err != nil {
-		return flowSample{}, false, err
-	}
-	var best *netlink.InetDiagTCPInfoResp
-	for _, r := range resps {
-		if r.InetDiagMsg == nil || r.TCPInfo == nil || r.InetDiagMsg.State != 1 || r.InetDiagMsg.ID.DestinationPort != port {
+	var best *monitor.Flow
+	for i := range flows {
+		f := &flows[i]
+		if f.Dst.Port() != port {
 			continue
 		}
-		if best == nil || r.TCPInfo.Bytes_acked > best.TCPInfo.Bytes_acked {
-			best = r
+		if best == nil || f.BytesAcked > best.BytesAcked {
+			best = f
 		}
 	}
 	if best == nil {
 		return flowSample{}, false, nil
 	}
-	ti := best.TCPInfo
 	return flowSample{
-		t: time.Now(), cwnd: ti.Snd_cwnd, ssthresh: ti.Snd_ssthresh, mss: ti.Snd_mss,
-		srtt: time.Duration(ti.Rtt) * time.Microsecond, caState: ti.Ca_state,
-		totalRetrans: ti.Total_retrans, bytesAcked: ti.Bytes_acked, deliveryRateBps: ti.Delivery_rate,
+		t: time.Now(), cwnd: best.Cwnd, ssthresh: best.Ssthresh, mss: best.MSS,
+		srtt: best.SRTT, caState: best.CAState, cc: best.CC,
+		totalRetrans: best.TotalRetrans, bytesAcked: best.BytesAcked, deliveryRateBps: best.DeliveryRate,
 	}, true, nil
 }
 

@@ -10,9 +10,13 @@ import (
 )
 
 // inNetns runs fn on a locked OS thread inside the named network namespace
-// ("" = the caller's). If the thread cannot be switched back it is left
-// locked, so the Go runtime discards it instead of reusing a thread in the
-// wrong namespace.
+// ("" = the caller's) and switches the thread back. If the thread cannot be
+// switched back it is left locked, so the Go runtime discards it instead of
+// reusing a thread in the wrong namespace. (Running fn on a fresh goroutine
+// whose thread is never unlocked is not safe: that goroutine may run on the
+// main thread, which the runtime never ends, and the whole process would
+// then appear to live in the namespace — `ip netns pids` lists it and test
+// cleanup kills it.)
 func inNetns(name string, fn func() error) error {
 	if name == "" {
 		return fn()

@@ -108,8 +108,8 @@ func probeStructOps(missing *[]string) bool {
 }
 
 func probeSockops(missing *[]string) bool {
-	if _, err := cgroup2Root(); err != nil {
-		*missing = append(*missing, "cgroup v2 mount for the sockops fallback")
+	if !haveCgroup2() {
+		*missing = append(*missing, "cgroup v2 (CONFIG_CGROUPS with cgroup2 in /proc/filesystems) for the sockops fallback")
 		return false
 	}
 	if err := features.HaveProgramType(ebpf.SockOps); err != nil {

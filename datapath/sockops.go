@@ -37,7 +37,47 @@ func cgroup2Root() (string, error) {
 	if err := sc.Err(); err != nil {
 		return "", fmt.Errorf("read mounts: %w", err)
 	}
-	return "", errors.New("cgroup v2 is not mounted (mount -t cgroup2 none /sys/fs/cgroup/unified)")
+	return "", errNoCgroup2
+}
+
+var errNoCgroup2 = errors.New("cgroup v2 is not mounted")
+
+// withCgroup2Root calls fn with the cgroup v2 root directory. When cgroup2
+// is not mounted (e.g. under `ip netns exec`, which remounts /sys), it
+// mounts it on a temporary directory for the duration of fn: an attached
+// program holds the cgroup, not the mount.
+func withCgroup2Root(fn func(root string) error) error {
+	root, err := cgroup2Root()
+	if err == nil {
+		return fn(root)
+	}
+	if !errors.Is(err, errNoCgroup2) {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "coopcc-cgroup2-")
+	if err != nil {
+		return fmt.Errorf("cgroup v2 not mounted; temporary mount point: %w", err)
+	}
+	defer os.Remove(dir)
+	if err := unix.Mount("cgroup2", dir, "cgroup2", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("cgroup v2 not mounted and mounting it failed (mount -t cgroup2 none /sys/fs/cgroup/unified): %w", err)
+	}
+	defer unix.Unmount(dir, unix.MNT_DETACH)
+	return fn(dir)
+}
+
+// haveCgroup2 reports whether the kernel has the cgroup2 filesystem.
+func haveCgroup2() bool {
+	b, err := os.ReadFile("/proc/filesystems")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[len(f)-1] == "cgroup2" {
+			return true
+		}
+	}
+	return false
 }
 
 // netnsCookie returns the cookie of the named namespace ("" = the caller's),
@@ -60,13 +100,19 @@ func netnsCookie(ns string) (uint64, error) {
 	return cookie, err
 }
 
+// staleAfter is how far past its lease a sockops instance's heartbeat must
+// be before another instance detaches it as dead.
+const staleAfter = 10 * time.Second
+
 // openSockops attaches the TCP_BPF_SNDCWND_CLAMP program to the root cgroup
 // v2, restricted to the namespace's sockets by its netns cookie.
+//
+// The program is attached with BPF_PROG_ATTACH (BPF_F_ALLOW_MULTI), not a
+// BPF link, on purpose: the attachment outlives a SIGKILLed process, so the
+// program is still there to remove the clamps once the lease expires
+// (fail-open). A clean Close detaches it; dead instances' programs are
+// detached by the next Open (see detachStaleSockops).
 func openSockops(opts Options) (*Datapath, error) {
-	root, err := cgroup2Root()
-	if err != nil {
-		return nil, err
-	}
 	cookie, err := netnsCookie(opts.Netns)
 	if err != nil {
 		return nil, fmt.Errorf("namespace cookie: %w", err)
@@ -80,12 +126,38 @@ func openSockops(opts Options) (*Datapath, error) {
 	}
 	var objs sockopsObjects
 	if err := spec.LoadAndAssign(&objs, nil); err != nil {
-		return nil, fmt.Errorf("load sockops program: %w", explainLoadError(err))
+		return nil, &unsupportedError{fmt.Errorf("load sockops program: %w", explainLoadError(err))}
 	}
-	l, err := link.AttachCgroup(link.CgroupOptions{Path: root, Attach: ebpf.AttachCGroupSockOps, Program: objs.CoopccSockops})
+	// A fresh heartbeat before attaching, so no other instance takes this
+	// one for dead.
+	now, err := monotonicNow()
+	if err == nil {
+		err = objs.CoopccCfg.Put(uint32(0), &cubicCoopccConfig{HeartbeatNs: now, LeaseNs: uint64(opts.Lease)})
+	}
 	if err != nil {
 		_ = objs.Close()
-		return nil, fmt.Errorf("attach sockops to cgroup %s: %w", root, err)
+		return nil, fmt.Errorf("write heartbeat: %w", err)
+	}
+	var cg *os.File
+	err = withCgroup2Root(func(root string) error {
+		f, err := os.Open(root)
+		if err != nil {
+			return fmt.Errorf("open the cgroup v2 root %s: %w", root, err)
+		}
+		detachStaleSockops(int(f.Fd()))
+		if err := link.RawAttachProgram(link.RawAttachProgramOptions{
+			Target: int(f.Fd()), Program: objs.CoopccSockops,
+			Attach: ebpf.AttachCGroupSockOps, Flags: unix.BPF_F_ALLOW_MULTI,
+		}); err != nil {
+			f.Close()
+			return fmt.Errorf("attach sockops to the cgroup v2 root %s: %w", root, err)
+		}
+		cg = f // stays usable after a temporary mount is lazily unmounted
+		return nil
+	})
+	if err != nil {
+		_ = objs.Close()
+		return nil, err
 	}
 	d := &Datapath{
 		backend:  BackendSockops,
@@ -101,7 +173,74 @@ func openSockops(opts Options) (*Datapath, error) {
 		// moment before detaching. Flows idle at Close keep their last clamp
 		// until they end (documented in docs/datapath.md).
 		time.Sleep(sockopsDrain)
-		return errors.Join(l.Close(), objs.Close())
+		err := link.RawDetachProgram(link.RawDetachProgramOptions{
+			Target: int(cg.Fd()), Program: objs.CoopccSockops, Attach: ebpf.AttachCGroupSockOps,
+		})
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			err = fmt.Errorf("detach sockops program: %w", err)
+		} else {
+			err = nil
+		}
+		return errors.Join(err, cg.Close(), objs.Close())
 	}
 	return d, nil
+}
+
+// detachStaleSockops detaches coopcc sockops programs of dead instances
+// from the cgroup: those whose heartbeat is older than their lease plus
+// staleAfter. A live instance refreshes its heartbeat every lease/3. Best
+// effort: errors only mean the stale program stays (it is fail-open anyway,
+// with its lease expired it removes clamps and sets none).
+func detachStaleSockops(cgroupFD int) {
+	res, err := link.QueryPrograms(link.QueryOptions{Target: cgroupFD, Attach: ebpf.AttachCGroupSockOps})
+	if err != nil {
+		return
+	}
+	now, err := monotonicNow()
+	if err != nil {
+		return
+	}
+	for _, ap := range res.Programs {
+		if _, viaLink := ap.LinkID(); viaLink {
+			continue
+		}
+		prog, err := ebpf.NewProgramFromID(ap.ID)
+		if err != nil {
+			continue
+		}
+		if sockopsDead(prog, now) {
+			_ = link.RawDetachProgram(link.RawDetachProgramOptions{Target: cgroupFD, Program: prog, Attach: ebpf.AttachCGroupSockOps})
+		}
+		prog.Close()
+	}
+}
+
+func sockopsDead(prog *ebpf.Program, now uint64) bool {
+	info, err := prog.Info()
+	if err != nil || info.Name != "coopcc_sockops" {
+		return false
+	}
+	ids, ok := info.MapIDs()
+	if !ok {
+		return false
+	}
+	for _, id := range ids {
+		m, err := ebpf.NewMapFromID(id)
+		if err != nil {
+			continue
+		}
+		mi, err := m.Info()
+		if err != nil || mi.Name != "coopcc_cfg" {
+			m.Close()
+			continue
+		}
+		var cfg cubicCoopccConfig
+		err = m.Lookup(uint32(0), &cfg)
+		m.Close()
+		if err != nil || cfg.HeartbeatNs == 0 {
+			return false // closing right now, or unreadable
+		}
+		return now > cfg.HeartbeatNs && now-cfg.HeartbeatNs > cfg.LeaseNs+uint64(staleAfter)
+	}
+	return false
 }

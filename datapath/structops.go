@@ -10,6 +10,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
 )
 
 // tcpCANameMax is TCP_CA_NAME_MAX (16, including the NUL).
@@ -95,6 +96,9 @@ func openStructOps(opts Options) (d *Datapath, err error) {
 	undo = append(undo, objs.Close)
 
 	reg, err := link.AttachStructOps(link.StructOpsOptions{Map: objs.CoopccCubic})
+	if errors.Is(err, unix.EEXIST) {
+		return nil, fmt.Errorf("register congestion control %s: the name is taken (another instance?): %w", name, err)
+	}
 	if err != nil {
 		return nil, &unsupportedError{fmt.Errorf("register congestion control %s: %w", name, err)}
 	}
@@ -131,6 +135,10 @@ func openStructOps(opts Options) (d *Datapath, err error) {
 		// bounded CUBIC; others (e.g. a flow that chose bbr) are left alone.
 		// [interpretation] switching a non-CUBIC default too matches what
 		// happens to new connections, which all get the bounded CUBIC.
+		undo = append(undo, func() error {
+			_, err := switchCC(opts.Netns, name, "", "cubic")
+			return err
+		})
 		res, err := switchCC(opts.Netns, old, "cubic", name)
 		if err != nil {
 			return nil, fmt.Errorf("switch existing connections from %s to %s: %w", old, name, err)
@@ -170,11 +178,12 @@ func openStructOps(opts Options) (d *Datapath, err error) {
 	return d, nil
 }
 
-// explainLoadError keeps the verifier log short in error messages.
+// explainLoadError keeps load errors on one line (a verifier error prints
+// its last log lines only; the full log is in the wrapped error) and says
+// what to do about missing privileges.
 func explainLoadError(err error) error {
-	var ve *ebpf.VerifierError
-	if errors.As(err, &ve) {
-		return fmt.Errorf("%w (verifier: %+.20v)", err, ve)
+	if errors.Is(err, unix.EPERM) {
+		return fmt.Errorf("%w (BPF needs root / CAP_BPF + CAP_NET_ADMIN and an unlocked kernel)", err)
 	}
 	return err
 }

@@ -1,7 +1,6 @@
 package emu
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -24,8 +23,9 @@ import (
 // binary re-executed with COOPCC_EMU_CHILD=config), exactly as the lab runs
 // `coopcc emu run`: its threads go SCHED_FIFO, the test's iperf3 must not.
 func TestMain(m *testing.M) {
-	if path := os.Getenv("COOPCC_EMU_CHILD"); path != "" {
-		os.Exit(emuChild(path, os.Getenv("COOPCC_EMU_OUT")))
+	if os.Getenv("COOPCC_EMU_AS_CLI") != "" && len(os.Args) == 7 && os.Args[1] == "emu" && os.Args[2] == "run" {
+		// Launched as `BIN emu run --config F --out D` (see Launch).
+		os.Exit(emuChild(os.Args[4], os.Args[6]))
 	}
 	os.Exit(m.Run())
 }
@@ -45,8 +45,9 @@ func emuChild(path, out string) int {
 	return 0
 }
 
-// startEmu writes cfg, starts the emulator child and waits for "ready". stop
-// (idempotent, also run at cleanup) sends SIGTERM and waits for the stats.
+// startEmu writes cfg and launches the emulator (this test binary acting as
+// `coopcc emu run`) through Launch. stop (idempotent, also run at cleanup)
+// ends it.
 func startEmu(t *testing.T, cfg Config) (outDir string, stop func()) {
 	t.Helper()
 	dir := t.TempDir()
@@ -60,70 +61,31 @@ func startEmu(t *testing.T, cfg Config) (outDir string, stop func()) {
 	}
 	f.Close()
 	outDir = filepath.Join(dir, "out")
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "COOPCC_EMU_CHILD="+path, "COOPCC_EMU_OUT="+outDir)
-	stdout, err := cmd.StdoutPipe()
+	t.Setenv("COOPCC_EMU_AS_CLI", "1")
+	p, err := Launch(os.Args[0], path, outDir, 15*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-exited:
-			case <-time.After(10 * time.Second):
-				_ = cmd.Process.Kill()
-				<-exited
+			if _, err := p.Stop(10 * time.Second); err != nil {
+				t.Errorf("stop emulator: %v", err)
 			}
 			if t.Failed() {
-				t.Logf("emulator stderr: %s", stderr.String())
+				t.Logf("emulator stderr: %s", p.Stderr())
 			}
 		})
 	}
 	t.Cleanup(stop)
-	ready := make(chan bool, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		ok := false
-		for sc.Scan() {
-			if sc.Text() == "ready" && !ok {
-				ok = true
-				ready <- true
-			}
-		}
-		if !ok {
-			ready <- false
-		}
-		_ = cmd.Wait()
-		close(exited)
-	}()
-	select {
-	case ok := <-ready:
-		if !ok {
-			t.Fatalf("emulator exited before ready: %s", stderr.String())
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatalf("emulator not ready after 15 s: %s", stderr.String())
-	}
 	return outDir, stop
 }
 
 func readReport(t *testing.T, out string) Report {
 	t.Helper()
-	var r Report
-	b, err := os.ReadFile(filepath.Join(out, "emu.json"))
+	r, err := ReadReport(out)
 	if err != nil {
-		t.Fatalf("emulator wrote no emu.json: %v", err)
-	}
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatalf("emu.json: %v", err)
+		t.Fatal(err)
 	}
 	return r
 }
@@ -325,4 +287,54 @@ func niceIperf3Client(t *testing.T, ns *nettest.NS, server string, port, secs in
 		t.Fatalf("start iperf3 client: %v", err)
 	}
 	return cmd
+}
+
+func TestLaunchReportsAFailedStart(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "emu.toml")
+	if err := os.WriteFile(path, []byte("[[stations]]\nnetns = \"no-such-namespace-coopcc\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("COOPCC_EMU_AS_CLI", "1")
+	_, err := Launch(os.Args[0], path, filepath.Join(dir, "out"), 10*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "no-such-namespace-coopcc") {
+		t.Fatalf("want an error naming the missing namespace, got %v", err)
+	}
+}
+
+func TestMobilityOutageThroughTAPs(t *testing.T) {
+	const octet = 145
+	b := newBSS(t, 1, octet)
+	trace := filepath.Join(t.TempDir(), "trace.csv")
+	if err := os.WriteFile(trace, []byte("time_s,rate_mbps,fer,associated\n0,54,0,true\n2,54,0,false\n4,24,0,true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.cfg.Stations[0].Mobility = trace
+	start := time.Now()
+	out, stop := startEmu(t, b.cfg)
+	b.address(t, octet)
+	server := fmt.Sprintf("10.77.%d.254", octet)
+	ping := func() error {
+		return b.stas[0].Command(context.Background(), "ping", "-c", "1", "-W", "1", server).Run()
+	}
+	if err := ping(); err != nil {
+		t.Fatalf("ping before the outage: %v", err)
+	}
+	time.Sleep(time.Until(start.Add(2500 * time.Millisecond)))
+	if err := ping(); err == nil {
+		t.Fatalf("ping went through while the station was out of range")
+	}
+	time.Sleep(time.Until(start.Add(4500 * time.Millisecond)))
+	if err := ping(); err != nil {
+		t.Fatalf("ping after the station came back: %v", err)
+	}
+	stop()
+	csv, err := os.ReadFile(filepath.Join(out, "stations.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(csv), "\n")
+	if f := strings.Split(lines[1], ","); len(f) < 15 || f[14] == "0" {
+		t.Fatalf("no frames counted as lost to the outage: %s", lines[1])
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"time"
 
 	"github.com/coopcc/coopcc/emu/des"
@@ -22,6 +23,9 @@ import (
 func Run(ctx context.Context, cfg Config, outDir string, ready io.Writer) (Report, error) {
 	if err := cfg.Normalize(); err != nil {
 		return Report{}, err
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil { // fail before the run, not after it
+		return Report{}, fmt.Errorf("output directory: %w", err)
 	}
 	var taps []*TAP
 	defer func() {

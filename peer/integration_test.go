@@ -288,3 +288,28 @@ func TestIntegrationMulticast6(t *testing.T) {
 			na.node.Table().Counters().ByReason, na.node.Counters())
 	}
 }
+
+func TestBroadcast4FollowsAddressChange(t *testing.T) {
+	a, b := nettest.NewNS(t, "pr-ra"), nettest.NewNS(t, "pr-rb")
+	la, _ := nettest.Veth(t, a, "10.77.44.1/24", b, "10.77.44.2/24")
+	var tr *UDPTransport
+	if err := a.Do(func() error {
+		var err error
+		tr, err = ListenBroadcast4(la.Dev, DefaultPort)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if got := tr.Destination().String(); got != "10.77.44.255:51300" {
+		t.Fatalf("destination %s", got)
+	}
+	a.Exec(t, "ip", "addr", "flush", "dev", la.Dev)
+	a.Exec(t, "ip", "addr", "add", "10.77.46.1/23", "dev", la.Dev)
+	if got := tr.refreshDst().String(); got != "10.77.47.255:51300" {
+		t.Fatalf("destination after the address changed: %s", got)
+	}
+	if err := tr.Send([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -32,14 +34,42 @@ type Transport interface {
 // broadcast or multicast destination on it.
 type UDPTransport struct {
 	conn *net.UDPConn
-	dst  netip.AddrPort
 	desc string
+	// refresh, if set, recomputes the destination after a failed send
+	// (the interface's address may have changed).
+	refresh func() (netip.AddrPort, error)
+
+	mu        sync.Mutex
+	dst       netip.AddrPort
+	refreshed time.Time
 }
 
-// Send implements Transport.
+// refreshEvery is how often Send re-reads the interface's address even
+// without failures (DHCP may move the terminal to another subnet).
+const refreshEvery = 10 * time.Second
+
+// Send implements Transport. After a failure it recomputes the destination
+// once (IPv4: the interface's broadcast address may have changed) and
+// retries.
 func (u *UDPTransport) Send(msg []byte) error {
-	if _, err := u.conn.WriteToUDPAddrPort(msg, u.dst); err != nil {
-		return fmt.Errorf("send peer message to %v: %w", u.dst, err)
+	if u.refresh != nil {
+		u.mu.Lock()
+		stale := time.Since(u.refreshed) > refreshEvery
+		u.mu.Unlock()
+		if stale {
+			u.refreshDst()
+		}
+	}
+	dst := u.Destination()
+	_, err := u.conn.WriteToUDPAddrPort(msg, dst)
+	if err != nil && u.refresh != nil {
+		if nd := u.refreshDst(); nd != dst {
+			dst = nd
+			_, err = u.conn.WriteToUDPAddrPort(msg, dst)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("send peer message to %v: %w", dst, err)
 	}
 	return nil
 }
@@ -49,11 +79,26 @@ func (u *UDPTransport) Receive(buf []byte) (int, netip.AddrPort, error) {
 	return u.conn.ReadFromUDPAddrPort(buf)
 }
 
+func (u *UDPTransport) refreshDst() netip.AddrPort {
+	nd, err := u.refresh()
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.refreshed = time.Now()
+	if err == nil {
+		u.dst = nd
+	}
+	return u.dst
+}
+
 // Close implements Transport.
 func (u *UDPTransport) Close() error { return u.conn.Close() }
 
 // Destination returns where Send sends.
-func (u *UDPTransport) Destination() netip.AddrPort { return u.dst }
+func (u *UDPTransport) Destination() netip.AddrPort {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.dst
+}
 
 // LocalPort returns the bound UDP port.
 func (u *UDPTransport) LocalPort() int { return u.conn.LocalAddr().(*net.UDPAddr).Port }
@@ -112,7 +157,14 @@ func ListenBroadcast4(iface string, port int) (*UDPTransport, error) {
 		return nil, fmt.Errorf("peer transport: listen udp4 port %d on %s: %w", port, iface, err)
 	}
 	dst := netip.AddrPortFrom(bcast, uint16(port))
-	return &UDPTransport{conn: pc.(*net.UDPConn), dst: dst, desc: fmt.Sprintf("udp4 broadcast %v on %s", dst, iface)}, nil
+	conn := pc.(*net.UDPConn)
+	// The refresh asks the socket itself (ioctl), so it reads the
+	// interface in the socket's network namespace whatever thread runs it.
+	refresh := func() (netip.AddrPort, error) {
+		b, err := socketBroadcastAddr(conn, iface)
+		return netip.AddrPortFrom(b, uint16(port)), err
+	}
+	return &UDPTransport{conn: conn, dst: dst, refresh: refresh, refreshed: time.Now(), desc: fmt.Sprintf("udp4 broadcast %v on %s", dst, iface)}, nil
 }
 
 func broadcastAddr(ifi *net.Interface) (netip.Addr, error) {
@@ -140,6 +192,46 @@ func broadcastAddr(ifi *net.Interface) (netip.Addr, error) {
 		return netip.AddrFrom4(b), nil
 	}
 	return netip.Addr{}, fmt.Errorf("peer transport: interface %s has no IPv4 address; address it first or use the IPv6 transport", ifi.Name)
+}
+
+// socketBroadcastAddr returns the broadcast address of iface's primary IPv4
+// address, read with SIOCGIFADDR/SIOCGIFNETMASK on the socket's fd.
+func socketBroadcastAddr(conn *net.UDPConn, iface string) (netip.Addr, error) {
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	var addr, mask []byte
+	var ierr error
+	err = rc.Control(func(fd uintptr) {
+		var ifr *unix.Ifreq
+		if ifr, ierr = unix.NewIfreq(iface); ierr != nil {
+			return
+		}
+		if ierr = unix.IoctlIfreq(int(fd), unix.SIOCGIFADDR, ifr); ierr != nil {
+			ierr = fmt.Errorf("address of %s: %w", iface, ierr)
+			return
+		}
+		if addr, ierr = ifr.Inet4Addr(); ierr != nil {
+			return
+		}
+		if ierr = unix.IoctlIfreq(int(fd), unix.SIOCGIFNETMASK, ifr); ierr != nil {
+			ierr = fmt.Errorf("netmask of %s: %w", iface, ierr)
+			return
+		}
+		mask, ierr = ifr.Inet4Addr()
+	})
+	if err = errors.Join(err, ierr); err != nil {
+		return netip.Addr{}, fmt.Errorf("peer transport: %w", err)
+	}
+	if ones, _ := net.IPMask(mask).Size(); ones >= 31 {
+		return netip.AddrFrom4([4]byte{255, 255, 255, 255}), nil
+	}
+	var b [4]byte
+	for i := range b {
+		b[i] = addr[i] | ^mask[i]
+	}
+	return netip.AddrFrom4(b), nil
 }
 
 // ListenMulticast6 opens the IPv6 link-local multicast transport on iface:

@@ -81,6 +81,15 @@ func (n *Node) HasWork() bool { return len(n.pending) > 0 || n.Q.Len() > 0 }
 // Backlog is the number of frames held (queue + in transmission).
 func (n *Node) Backlog() int { return len(n.pending) + n.Q.Len() }
 
+// BacklogBytes is the MSDU bytes held (queue + in transmission).
+func (n *Node) BacklogBytes() int {
+	b := n.Q.Bytes()
+	for _, f := range n.pending {
+		b += f.MSDU
+	}
+	return b
+}
+
 // Medium is the shared channel.
 type Medium struct {
 	Sim   *des.Sim
@@ -186,7 +195,8 @@ func (m *Medium) reschedule() {
 	}
 }
 
-// linkRate and linkFER: a link's parameters are those of its station end.
+// link returns the rate and FER of the link between from and node to: a
+// link's parameters are those of its station end.
 func (m *Medium) link(from *Node, to int) (float64, float64) {
 	n := from
 	if from.IsAP && to >= 0 && to < len(m.Nodes) {

@@ -101,10 +101,13 @@ func Presets() map[string]Preset {
 	}
 }
 
-// Lookup returns the preset with the given name or a clear error.
+// Lookup returns the preset with the given name ("g", "11g" or "802.11g")
+// or a clear error.
 func Lookup(name string) (Preset, error) {
 	ps := Presets()
-	p, ok := ps[strings.ToLower(name)]
+	key := strings.ToLower(strings.TrimSpace(name))
+	key = strings.TrimPrefix(strings.TrimPrefix(key, "802."), "11")
+	p, ok := ps[key]
 	if !ok {
 		names := make([]string, 0, len(ps))
 		for n := range ps {

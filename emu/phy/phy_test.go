@@ -44,6 +44,11 @@ func TestDSSSAndAggregates(t *testing.T) {
 	if ac.AckTime() != 32*des.Microsecond { // BlockAck 32 B at 24 Mbps, 5 GHz: 3 symbols + 20
 		t.Fatalf("blockack %d", ac.AckTime())
 	}
+	for _, n := range []string{"802.11ac", "11ac", "AC", "802.11g"} {
+		if _, err := Lookup(n); err != nil {
+			t.Fatalf("Lookup(%q): %v", n, err)
+		}
+	}
 	if _, err := Lookup("x"); err == nil {
 		t.Fatal("unknown preset accepted")
 	}

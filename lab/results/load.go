@@ -66,6 +66,13 @@ func Load(dir string) (*Results, error) {
 		}
 		run, warns, err := LoadRun(filepath.Join(runsDir, e.Name()))
 		if err != nil {
+			// A run without run.json is still running or was interrupted
+			// (the runner writes run.json last): its half-written files are
+			// skipped with a warning so a report of a sweep in progress works.
+			if _, serr := os.Stat(filepath.Join(runsDir, e.Name(), "run.json")); errors.Is(serr, fs.ErrNotExist) {
+				res.Warnings = append(res.Warnings, fmt.Sprintf("%s: skipped, in progress or interrupted (no run.json): %v", e.Name(), err))
+				continue
+			}
 			return nil, err
 		}
 		for _, w := range warns {

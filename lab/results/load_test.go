@@ -82,6 +82,12 @@ func TestLoadFixture(t *testing.T) {
 func copyRun(t *testing.T, id string) (root, run string) {
 	t.Helper()
 	root = t.TempDir()
+	return root, copyRunInto(t, root, id)
+}
+
+// copyRunInto copies the fixture's run id into root/runs and returns its path.
+func copyRunInto(t *testing.T, root, id string) (run string) {
+	t.Helper()
 	run = filepath.Join(root, "runs", id)
 	src := filepath.Join(fixture, "runs", id)
 	err := filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
@@ -101,7 +107,7 @@ func copyRun(t *testing.T, id string) (root, run string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return root, run
+	return run
 }
 
 func TestLoadToleratesMissingOptionalParts(t *testing.T) {
@@ -158,6 +164,29 @@ func TestLoadErrors(t *testing.T) {
 	}
 	if _, err := Load(filepath.Join(t.TempDir(), "nope")); err == nil {
 		t.Errorf("missing directory: no error")
+	}
+}
+
+func TestLoadSkipsRunInProgress(t *testing.T) {
+	const id, done = "mode=cubic,n=2,delay=4ms,rep=1", "mode=coop,n=2,delay=4ms,rep=1"
+	root, run := copyRun(t, id)
+	copyRunInto(t, root, done)
+	if err := os.Remove(filepath.Join(run, "run.json")); err != nil {
+		t.Fatal(err)
+	}
+	// iperf3 is still running: its report is empty.
+	if err := os.WriteFile(filepath.Join(run, "iperf3", "sta1.json"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Load(root)
+	if err != nil {
+		t.Fatalf("a run in progress must not fail the whole load: %v", err)
+	}
+	if len(res.Runs) != 1 || res.Runs[0].Info.ID != done {
+		t.Errorf("loaded %d runs, want only the finished %s", len(res.Runs), done)
+	}
+	if !strings.Contains(strings.Join(res.Warnings, "\n"), id+": skipped, in progress") {
+		t.Errorf("no warning about the skipped run: %q", res.Warnings)
 	}
 }
 
