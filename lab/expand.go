@@ -229,7 +229,9 @@ func (s *Scenario) buildRun(m Mode, b runBuild, params map[string]string, rep in
 		}
 		r.AgentArgs = append(r.AgentArgs, s.Agent.Args...)
 	}
-	sc := func(d Duration) Duration { return Duration(math.Round(float64(d) * scale)) }
+	sc := func(d Duration) Duration { // scaled, rounded to the millisecond
+		return Duration(time.Duration(math.Round(float64(d)*scale/1e6)) * time.Millisecond)
+	}
 	t := s.Terminals
 	stop := func(d Duration) Duration {
 		if d == 0 {
