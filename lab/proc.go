@@ -3,7 +3,6 @@ package lab
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -135,5 +134,3 @@ func tailFile(path string, lines int) string {
 	}
 	return strings.Join(all, " | ")
 }
-
-var errStopped = errors.New("stopped")
