@@ -260,9 +260,17 @@ func (a *Agent) Tick(now time.Time) {
 			active++
 			agg += float64(f.DeliveryRate)
 		}
+		// An idle flow delivers nothing now: TCP_INFO keeps its last
+		// delivery-rate sample (iperf3's control connection reports the
+		// rate of its setup exchange for the whole run), which as an
+		// app-limited demand took up to half of the terminal's share.
+		rate := float64(f.DeliveryRate)
+		if !act {
+			rate = 0
+		}
 		view.Flows = append(view.Flows, FlowView{
 			Dst: f.Dst.Addr(), Cwnd: f.Cwnd, MSS: f.MSS, SRTT: f.SRTT, MinRTT: f.MinRTT,
-			DeliveryRate: float64(f.DeliveryRate), AppLimited: f.AppLimited || !act,
+			DeliveryRate: rate, AppLimited: f.AppLimited || !act,
 		})
 	}
 	groupRate := agg

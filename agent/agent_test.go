@@ -84,6 +84,7 @@ func (p *memPeers) Counters() map[string]uint64 { return map[string]uint64{"ok":
 type nPolicy struct {
 	perDst netip.Addr
 	panics bool
+	last   View
 }
 
 func (p *nPolicy) Name() string { return "ntest" }
@@ -91,6 +92,7 @@ func (p *nPolicy) Decide(v View) Decision {
 	if p.panics {
 		panic("boom")
 	}
+	p.last = v
 	n := 1 + len(v.Peers)
 	d := Decision{Active: len(v.Flows) > 0, Default: PBounds{Hi: uint32(30 / n)}, Reason: "30/N"}
 	if p.perDst.IsValid() {
@@ -486,5 +488,21 @@ func TestReloadKeepsUnchangedPolicy(t *testing.T) {
 	cfg.Policy.Params = map[string]any{"static_hi": int64(8)}
 	if _, err := a.Reload(cfg); err != nil || builds != 2 {
 		t.Fatalf("changed params not applied: builds %d, %v", builds, err)
+	}
+}
+
+// TestIdleFlowHasNoRate: an idle flow (nothing unacked or queued, e.g.
+// iperf3's control connection) keeps a stale delivery-rate sample in
+// TCP_INFO; the policy must see it as app-limited with rate 0, or it reserves
+// part of the terminal's share for a flow that sends nothing.
+func TestIdleFlowHasNoRate(t *testing.T) {
+	h := newHarness(t, nil)
+	idle := flow("10.77.9.1:40001", "10.77.9.254:5201", 10)
+	idle.Unacked, idle.DeliveryRate = 0, 1.2e6
+	h.flows.flows = []Flow{flow("10.77.9.1:40000", "10.77.9.254:5201", 40), idle}
+	h.a.Tick(time.Unix(1_700_000_000, 0))
+	fs := h.pol.last.Flows
+	if len(fs) != 2 || fs[0].DeliveryRate != 1e6 || fs[0].AppLimited || fs[1].DeliveryRate != 0 || !fs[1].AppLimited {
+		t.Fatalf("flows seen by the policy %+v, want the bulk one at 1e6 B/s and the idle one app-limited at 0", fs)
 	}
 }

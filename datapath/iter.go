@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/cilium/ebpf/link"
+	"github.com/coopcc/coopcc/internal/nsenter"
 )
 
 // SwitchResult counts what one iterator pass did.
@@ -61,7 +62,7 @@ func switchCC(ns, from, from2, to string) (SwitchResult, error) {
 		return res, fmt.Errorf("attach TCP iterator: %w", err)
 	}
 	defer it.Close()
-	err = inNetns(ns, func() error {
+	err = nsenter.Do(ns, func() error {
 		r, err := it.Open()
 		if err != nil {
 			return fmt.Errorf("open TCP iterator: %w", err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
+	"github.com/coopcc/coopcc/internal/nsenter"
 	"golang.org/x/sys/unix"
 )
 
@@ -84,7 +85,7 @@ func haveCgroup2() bool {
 // read with SO_NETNS_COOKIE from a socket created inside it.
 func netnsCookie(ns string) (uint64, error) {
 	var cookie uint64
-	err := inNetns(ns, func() error {
+	err := nsenter.Do(ns, func() error {
 		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 		if err != nil {
 			return fmt.Errorf("socket: %w", err)

@@ -3,10 +3,9 @@ package emu
 import (
 	"fmt"
 	"net"
-	"runtime"
 
+	"github.com/coopcc/coopcc/internal/nsenter"
 	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
@@ -26,50 +25,12 @@ func (t *TAP) WriteFrame(b []byte) error {
 // Close removes the device.
 func (t *TAP) Close() error { return unix.Close(t.FD) }
 
-// inNetns runs fn on a locked OS thread switched into the named namespace
-// ("" = the current one). If switching back fails the thread stays locked
-// and is discarded by the runtime when the goroutine exits.
-func inNetns(name string, fn func() error) error {
-	if name == "" {
-		return fn()
-	}
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := netns.Get()
-		if err != nil {
-			errc <- fmt.Errorf("get current netns: %w", err)
-			return
-		}
-		defer orig.Close()
-		target, err := netns.GetFromName(name)
-		if err != nil {
-			errc <- fmt.Errorf("open netns %q (does it exist? `ip netns list`): %w", name, err)
-			runtime.UnlockOSThread()
-			return
-		}
-		defer target.Close()
-		if err := netns.Set(target); err != nil {
-			errc <- fmt.Errorf("enter netns %q: %w", name, err)
-			return
-		}
-		ferr := fn()
-		if err := netns.Set(orig); err != nil {
-			errc <- fmt.Errorf("leave netns %q: %w", name, err)
-			return // thread stays locked: discarded
-		}
-		runtime.UnlockOSThread()
-		errc <- ferr
-	}()
-	return <-errc
-}
-
 // OpenTAP creates tap device ifname inside namespace ns (which must exist),
 // sets its MAC and transmit queue length and brings it up. The fd is
 // non-blocking.
 func OpenTAP(ns, ifname string, mac net.HardwareAddr, txqlen int) (*TAP, error) {
 	t := &TAP{FD: -1, Netns: ns, Name: ifname}
-	err := inNetns(ns, func() error {
+	err := nsenter.Do(ns, func() error {
 		fd, err := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return fmt.Errorf("open /dev/net/tun: %w", err)
@@ -115,7 +76,7 @@ func OpenTAP(ns, ifname string, mac net.HardwareAddr, txqlen int) (*TAP, error) 
 // that the kernel dropped because the emulator did not read them in time.
 func (t *TAP) TxDropped() (uint64, error) {
 	var v uint64
-	err := inNetns(t.Netns, func() error {
+	err := nsenter.Do(t.Netns, func() error {
 		link, err := netlink.LinkByName(t.Name)
 		if err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coopcc/coopcc/internal/nsenter"
 	"golang.org/x/sys/unix"
 )
 
@@ -71,7 +72,7 @@ func New(opts Options) (*Monitor, error) {
 			m.states |= 1 << s
 		}
 	}
-	err := inNetns(opts.Netns, func() error {
+	err := nsenter.Do(opts.Netns, func() error {
 		var err error
 		m.diagFD, err = openNetlink(unix.NETLINK_SOCK_DIAG)
 		if err != nil {

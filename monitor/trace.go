@@ -15,6 +15,7 @@ import (
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
 	"github.com/cilium/ebpf/rlimit"
+	"github.com/coopcc/coopcc/internal/nsenter"
 	"golang.org/x/sys/unix"
 )
 
@@ -67,7 +68,7 @@ type Tracer struct {
 // needs 5.14+).
 func NewTracer(opts Options) (*Tracer, error) {
 	var nsCookie uint64
-	err := inNetns(opts.Netns, func() error {
+	err := nsenter.Do(opts.Netns, func() error {
 		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 		if err != nil {
 			return fmt.Errorf("open socket for the netns cookie: %w", err)

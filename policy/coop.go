@@ -27,6 +27,13 @@ type CoopParams struct {
 	LoFraction float64 `toml:"lo_fraction" json:"lo_fraction,omitempty"`
 	// HiFloor is the smallest upper bound ever set, segments. Default 2.
 	HiFloor uint32 `toml:"hi_floor" json:"hi_floor,omitempty"`
+	// QueueSegments is the least queue the target allows per terminal,
+	// segments: the target queueing delay is at least the time the
+	// bottleneck takes to serve that many segments from every terminal.
+	// Default 2, one delayed-ACK pair (RFC 5681: the receiver acknowledges
+	// every second full segment, so a sender needs two segments beyond its
+	// share of the path to never wait for an ACK).
+	QueueSegments uint32 `toml:"queue_segments" json:"queue_segments,omitempty"`
 	// Headroom is the extra rate granted to an application-limited flow or
 	// terminal above what it uses now, so it can grow. Default 0.1 (10 %).
 	Headroom float64 `toml:"headroom" json:"headroom,omitempty"`
@@ -67,6 +74,9 @@ func (c CoopParams) Defaults() CoopParams {
 	def(&c.OffRatio, 2)
 	if c.HiFloor == 0 {
 		c.HiFloor = 2
+	}
+	if c.QueueSegments == 0 {
+		c.QueueSegments = 2
 	}
 	if c.OffAfter <= 0 {
 		c.OffAfter = 10 * time.Second
@@ -233,23 +243,49 @@ func (c *coop) Decide(v View) Decision {
 	rbar := sumBase / float64(nBase) // s
 	d := median(queues).Seconds()
 	ratio := (rbar + d) / rbar
-	dStar := (cp.TargetRatio - 1) * rbar // s
-	inflated := ratio >= cp.TargetRatio
+	nTerms := float64(len(terms))
+	mssF := float64(c.p.MSS)
+
+	// Target queueing delay d* = max((ρ*−1)·R̄, QueueSegments·MSS·n/C): the
+	// relative target, but never less than the time the bottleneck needs to
+	// serve QueueSegments (2: one delayed-ACK pair) from every terminal at
+	// the capacity the windows are sized for. On short paths (4 ms: d* by
+	// ratio alone is 1 ms, less than one 802.11 contention round of a few
+	// stations plus a delayed ACK) the relative target cannot be met even
+	// with no queue of ours, and "inflated" would never clear. With the same
+	// C in the windows, this floor is exactly QueueSegments extra segments
+	// per terminal. The comparison uses the estimate the current windows
+	// were sized for (the measurement before the first estimate).
+	targetQueue := func(capacity float64) float64 {
+		dq := (cp.TargetRatio - 1) * rbar
+		if capacity > 0 {
+			dq = max(dq, float64(cp.QueueSegments)*mssF*nTerms/capacity)
+		}
+		return dq
+	}
+	capRef := c.capacity
+	if capRef == 0 {
+		capRef = measured
+	}
+	dStar := targetQueue(capRef) // s
+	targetRatio := (rbar + dStar) / rbar
+	inflated := d >= dStar
 
 	// The capacity floor is HiFloor segments per terminal per base RTT, the
 	// least the windows carry anyway.
-	floor := float64(cp.HiFloor) * float64(c.p.MSS) * float64(len(terms)) / rbar
+	floor := float64(cp.HiFloor) * mssF * nTerms / rbar
 
 	// Switching off when it does not help (papers/004 §VI): the group's RTT
 	// stays above OffRatio × the ratio our own windows can explain for
 	// OffAfter without improving (by 10 %) — queues filled by hosts without
 	// coopcc, or a bottleneck elsewhere. Then no bounds for OffFor, and a
 	// fresh start (the capacity is measured again). The windows explain
-	// ρ_exp = ρ*·max(C, floor)/measured: when HiFloor binds (tiny BDPs, e.g.
-	// 4 ms paths) the queue it causes is ours and is no reason to switch off.
-	expected := cp.TargetRatio
+	// ρ_exp = ρ_t·max(C, floor)/measured (ρ_t the target ratio in effect):
+	// when HiFloor binds (tiny BDPs, e.g. 4 ms paths) the queue it causes is
+	// ours and is no reason to switch off.
+	expected := targetRatio
 	if measured > 0 && c.capacity > 0 {
-		expected = max(expected, cp.TargetRatio*max(c.capacity, floor)/measured)
+		expected = max(expected, targetRatio*max(c.capacity, floor)/measured)
 	}
 	if !cp.DisableSwitchOff {
 		if !c.offUntil.IsZero() {
@@ -279,29 +315,34 @@ func (c *coop) Decide(v View) Decision {
 	// only the lower bound of solo mode. At the first inflation the sum of
 	// delivery rates is the path's throughput: that starts the estimate.
 	if c.capacity == 0 && !inflated {
-		c.last = c.solo(gs, fmt.Sprintf("coop: %d terminals, ratio %.2f below target %.2f, capacity not measured yet (no upper bound)", len(terms), ratio, cp.TargetRatio))
+		c.last = c.solo(gs, fmt.Sprintf("coop: %d terminals, ratio %.2f below target %.2f, capacity not measured yet (no upper bound)", len(terms), ratio, targetRatio))
 		return copyDecision(c.last)
 	}
 	gain := 1.0
 	if c.capacity == 0 {
-		c.capacity = max(measured, floor)
+		c.capacity = max(measured, nTerms*mssF)
 	} else if update {
-		gain = min(max(math.Pow(cp.TargetRatio/ratio, cp.Gain), cp.GainMin), cp.GainMax)
-		prev := c.capacity
-		c.capacity = prev * gain
-		if inflated && measured > 0 {
-			// While the queue is inflated the bottleneck is busy and the
-			// measured sum is what it delivers: windows sized for it
-			// already drain the queue to the target, so never cut below
-			// the measurement times the same gain (no undershoot while the
-			// queue drains with a lag), and never raise C while inflated.
-			c.capacity = max(c.capacity, min(prev, measured*gain))
-		}
+		// g = ((R̄+d*)/(R̄+d))^k = (ρ_t/ρ)^k, clamped. The step starts
+		// from max(C, measured): what the terminals deliver is proof of
+		// capacity. Above the target the bottleneck is busy and delivers
+		// C₀ < C, so C·g: the error shrinks by (1−k) per tick,
+		// monotonically. Below the target with the bottleneck still busy
+		// the sum is C₀ itself (C₀·g: at most a k-sized overshoot); with
+		// an idle bottleneck it is C·(R̄+d*)/R̄ (a ×ρ_t·g probe per tick).
+		// It also lets the estimate rise while the RTT is inflated when
+		// the delivery rate grows (windows rounded up, a path that got
+		// faster).
+		gain = min(max(math.Pow((rbar+dStar)/(rbar+d), cp.Gain), cp.GainMin), cp.GainMax)
+		c.capacity = max(c.capacity, measured) * gain
 		if measured > 0 {
 			c.capacity = min(c.capacity, cp.ProbeCap*measured)
 		}
-		c.capacity = max(c.capacity, floor)
+		// Only a guard against 0: a low C raises d* (QueueSegments per
+		// terminal at C), so the queue counts as below target and C grows.
+		c.capacity = max(c.capacity, nTerms*mssF)
 	}
+	// The windows below use the target for the new estimate.
+	dStar = targetQueue(c.capacity)
 
 	// Terminal shares. The bound is a cap, not an allocation: this terminal
 	// is always counted as unlimited (so an app-limited flow of ours may
@@ -360,7 +401,10 @@ func (c *coop) Decide(v View) Decision {
 		if mss == 0 {
 			mss = c.p.MSS
 		}
-		hi := max(cp.HiFloor, toSegments(r*(base+dStar)/float64(mss)))
+		// Rounded to the nearest segment: rounding down biased every
+		// window low (2 terminals at 4 ms stuck at hi 2, 2.27 → 2); the
+		// estimate C absorbs what is left of the rounding.
+		hi := max(cp.HiFloor, toSegments(math.Round(r*(base+dStar)/float64(mss))))
 		var lo uint32
 		if !inflated {
 			lo = min(toSegments(cp.LoFraction*float64(hi)), hi)
@@ -388,7 +432,7 @@ func (c *coop) Decide(v View) Decision {
 		state = "inflated"
 	}
 	c.last = decision(per, fmt.Sprintf("coop: %d terminals (%d peers), capacity %.0f B/s (measured %.0f, gain %.3f), ratio %.2f %s (target %.2f; base %v, queue %v, target queue %v), share %.0f B/s; %s",
-		len(terms), len(peers), c.capacity, measured, gain, ratio, state, cp.TargetRatio, seconds(rbar), seconds(d), seconds(dStar), selfShare, strings.Join(parts, "; ")))
+		len(terms), len(peers), c.capacity, measured, gain, ratio, state, targetRatio, seconds(rbar), seconds(d), seconds(dStar), selfShare, strings.Join(parts, "; ")))
 	return copyDecision(c.last)
 }
 

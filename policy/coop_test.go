@@ -426,8 +426,9 @@ func TestMaxMinShares(t *testing.T) {
 }
 
 // TestCoopTinyBDPStaysOn: 20 terminals on a 4 ms path share 3 MB/s; the
-// windows sit at HiFloor (2 segments) and that alone queues ~15 ms (ratio ≈ 5,
-// above 2 × target). The queue is ours, so coop must not switch off.
+// windows sit at 2–3 segments (the BDP share is 0.4 segments, plus the
+// QueueSegments allowance) and that alone queues ~15 ms (ratio ≈ 5, above
+// 2 × 1.25). The queue is ours, so coop must not switch off.
 func TestCoopTinyBDPStaysOn(t *testing.T) {
 	const c0, mss, n = 3e6, 1448.0, 20
 	bases := make([]time.Duration, n)
@@ -462,11 +463,170 @@ func TestCoopTinyBDPStaysOn(t *testing.T) {
 		}
 	}
 	for i, dec := range decs {
-		if !dec.Active || dec.PerDst[dstA].Hi != 2 {
+		if !dec.Active || dec.PerDst[dstA].Hi > 3 {
 			t.Fatalf("terminal %d after 60 s: %+v (queue %.1f ms)", i, dec, d*1e3)
 		}
 	}
 	if ratio := (0.004 + d) / 0.004; ratio < 2.5 {
 		t.Fatalf("ratio %.2f: the scenario does not exercise the switch-off threshold", ratio)
+	}
+}
+
+// loopSim is a closed loop of coop terminals on a shared bottleneck of
+// capacity c0 (bytes/s), in the fluid model of fluid(), with a part eps of
+// every RTT that is not queueing caused by the windows and is not in min RTT
+// either (one 802.11 contention round, airtime of the frame, the receiver's
+// delayed ACK: at 4 ms on the 802.11g emulator cwnd 2 gives srtt 5.0 ms
+// against min RTT 4.54 ms). Each terminal also has an idle iperf3 control
+// connection to the same destination (app-limited, no rate). Unbounded
+// windows grow 1.5× per step (a loss-based sender filling the queue), bounded
+// ones sit at their cap.
+type loopSim struct {
+	bases []time.Duration
+	eps   time.Duration
+	c0    float64
+	w     []float64
+	pols  []*coop
+	decs  []Decision
+	x     []float64 // rates of the last step, bytes/s
+	d     float64   // queueing delay of the last step, s
+	now   time.Time
+}
+
+func newLoopSim(t *testing.T, bases []time.Duration, eps time.Duration, c0, w0 float64) *loopSim {
+	s := &loopSim{bases: bases, eps: eps, c0: c0, now: t0}
+	for range bases {
+		s.pols = append(s.pols, newCoopT(t, Params{}))
+		s.w = append(s.w, w0)
+	}
+	return s
+}
+
+func (s *loopSim) step() {
+	const mss = 1448.0
+	eb := make([]time.Duration, len(s.bases))
+	for i, b := range s.bases {
+		eb[i] = b + s.eps
+	}
+	s.x, s.d = fluid(s.w, eb, s.c0, mss)
+	s.decs = s.decs[:0]
+	for i, p := range s.pols {
+		var ps []PeerView
+		for j := range s.pols {
+			if j != i {
+				ps = append(ps, PeerView{ActiveFlows: 1, SRTT: eb[j] + secs(s.d), MinRTT: s.bases[j], DeliveryRate: s.x[j]})
+			}
+		}
+		dec := p.Decide(View{Now: s.now, Peers: ps, Flows: []FlowView{
+			{Dst: dstA, MSS: mss, Cwnd: uint32(s.w[i]), SRTT: eb[i] + secs(s.d), MinRTT: s.bases[i], DeliveryRate: s.x[i]},
+			{Dst: dstA, MSS: mss, Cwnd: 10, SRTT: s.bases[i], MinRTT: s.bases[i], AppLimited: true},
+		}})
+		s.decs = append(s.decs, dec)
+		if hi := dec.PerDst[dstA].Hi; hi == 0 {
+			s.w[i] *= 1.5
+		} else {
+			s.w[i] = float64(hi)
+		}
+	}
+	s.now = s.now.Add(500 * time.Millisecond)
+}
+
+// TestCoopTestbed4msDoesNotStickAtTheFloor reproduces `coopcc lab run tiny`
+// (2 terminals, 802.11g, 4 ms): cubic first fills the station queues (ratio
+// ≈ 8), coop cuts, and with a target queue of (ρ*−1)·4.5 ms ≈ 1.1 ms, windows
+// rounded down and the non-queueing part of the RTT it used to stay at hi 2
+// (10.9 Mbit/s of 24). It must get back to the capacity with a small queue.
+func TestCoopTestbed4msDoesNotStickAtTheFloor(t *testing.T) {
+	for _, tc := range []struct {
+		n   int
+		eps time.Duration
+	}{{2, 460 * time.Microsecond}, {2, 2 * time.Millisecond}, {5, time.Millisecond}, {10, time.Millisecond}} {
+		t.Run(fmt.Sprintf("n%d_eps%v", tc.n, tc.eps), func(t *testing.T) {
+			const c0 = 3e6
+			bases := make([]time.Duration, tc.n)
+			for i := range bases {
+				bases[i] = 4540 * time.Microsecond
+			}
+			s := newLoopSim(t, bases, tc.eps, c0, 10)
+			var minSum float64 = math.Inf(1)
+			for step := 0; step < 40; step++ {
+				s.step()
+				if step >= 20 {
+					var sum float64
+					for _, x := range s.x {
+						sum += x
+					}
+					minSum = min(minSum, sum)
+				}
+			}
+			jain, _ := fairness.Jain(s.x)
+			his := make([]uint32, len(s.decs))
+			for i, d := range s.decs {
+				his[i] = d.PerDst[dstA].Hi
+			}
+			t.Logf("last 10 s: min aggregate %.0f B/s, queue %.2f ms, jain %.4f, hi %v; %s", minSum, s.d*1e3, jain, his, s.decs[0].Reason)
+			if minSum < 0.95*c0 {
+				t.Errorf("aggregate fell to %.0f B/s in the last 10 s, want >= 95 %% of %.0f", minSum, c0)
+			}
+			if jain < 0.98 {
+				t.Errorf("Jain %.4f < 0.98", jain)
+			}
+			// The queue: at most the target plus one window step per terminal.
+			if lim := 0.25*0.00454 + float64(3*tc.n)*1448/c0; s.d > lim {
+				t.Errorf("queue %.2f ms, want <= %.2f ms", s.d*1e3, lim*1e3)
+			}
+		})
+	}
+}
+
+// TestCoopRecoversFromALowFirstEstimate: 10 terminals at 256 ms. In the
+// testbed the first inflation came during slow start (bursts of the doubling
+// windows queue at the stations while the delivery rate still reflects
+// cwnd 10–20): C started at 0.1 MB/s of 3 MB/s. Rounding down and a growth of
+// ×1.12 per tick then kept hi at 2 for the whole 45 s run. The estimate must
+// reach the capacity within a few seconds.
+func TestCoopRecoversFromALowFirstEstimate(t *testing.T) {
+	const c0, n = 3e6, 10
+	base := 256 * time.Millisecond
+	bases := make([]time.Duration, n)
+	for i := range bases {
+		bases[i] = base
+	}
+	s := newLoopSim(t, bases, 0, c0, 20)
+	// The bogus first measurement: ratio 1.88, 30 kB/s per terminal (at
+	// 5.6 kB/s the QueueSegments floor of d* already explains the queue).
+	q := 224 * time.Millisecond
+	for i, p := range s.pols {
+		var ps []PeerView
+		for j := 0; j < n-1; j++ {
+			ps = append(ps, inflatedPeer(base, q, 30e3))
+		}
+		if d := p.Decide(View{Now: s.now, Peers: ps, Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: base + q, MinRTT: base, DeliveryRate: 30e3}}}); d.PerDst[dstA].Hi == 0 {
+			t.Fatalf("terminal %d: no bound after the first inflation: %q", i, d.Reason)
+		}
+	}
+	s.now = s.now.Add(500 * time.Millisecond)
+	reached := -1.0
+	for step := 1; step <= 60; step++ {
+		s.step()
+		var sum float64
+		for _, x := range s.x {
+			sum += x
+		}
+		if reached < 0 && sum >= 0.95*c0 {
+			reached = float64(step) / 2
+		}
+	}
+	jain, _ := fairness.Jain(s.x)
+	var sum float64
+	for _, x := range s.x {
+		sum += x
+	}
+	t.Logf("95 %% of capacity after %.1f s; final %.0f B/s, queue %.1f ms, jain %.4f; %s", reached, sum, s.d*1e3, jain, s.decs[0].Reason)
+	if reached < 0 || reached > 8 {
+		t.Errorf("95 %% of capacity reached after %.1f s (-1 = never), want within 8 s", reached)
+	}
+	if sum < 0.99*c0 || jain < 0.98 || s.d > 0.25*0.256+0.01 {
+		t.Errorf("final: %.0f B/s, Jain %.4f, queue %.1f ms; want >= 99 %% of %.0f, >= 0.98, <= 74 ms", sum, jain, s.d*1e3, c0)
 	}
 }

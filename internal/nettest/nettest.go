@@ -87,6 +87,7 @@ type NS struct {
 func NewNS(t testing.TB, prefix string) *NS {
 	t.Helper()
 	RequireRoot(t)
+	sweepStale()
 	ns := &NS{Name: UniqueName(prefix)}
 	Run(t, "ip", "netns", "add", ns.Name)
 	t.Cleanup(func() { ns.destroy() })

@@ -2,6 +2,7 @@ package nettest
 
 import (
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -36,5 +37,23 @@ func TestCleanupRemovesNamespace(t *testing.T) {
 	t.Run("inner", func(t *testing.T) { name = NewNS(t, "nt-gone").Name })
 	if strings.Contains(Run(t, "ip", "netns", "list"), name) {
 		t.Fatalf("namespace %s still exists after its test ended", name)
+	}
+}
+
+func TestSweepStaleRemovesDeadCreatorsNamespaces(t *testing.T) {
+	RequireRoot(t)
+	// A PID that cannot be alive: above pid_max's hard limit (4194304).
+	dead := "nt-stale-4194309-1"
+	Run(t, "ip", "netns", "add", dead)
+	t.Cleanup(func() { (&NS{Name: dead}).destroy() })
+	live := NewNS(t, "nt-live") // our own PID: must survive
+	sweepOnce = sync.Once{}
+	sweepStale()
+	list := Run(t, "ip", "netns", "list")
+	if strings.Contains(list, dead) {
+		t.Errorf("stale namespace %s (dead creator) not removed", dead)
+	}
+	if !strings.Contains(list, live.Name) {
+		t.Errorf("live namespace %s removed", live.Name)
 	}
 }

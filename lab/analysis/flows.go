@@ -1,5 +1,10 @@
 package analysis
 
+import (
+	"math"
+	"sort"
+)
+
 // MinDataBytes is how many bytes a flow must have acknowledged during the
 // recording to count as a data flow. iperf3's control connection moves a few
 // hundred bytes and is left out of RTT, retransmission and loss statistics.
@@ -19,6 +24,50 @@ func AckedBytes(s Series) uint64 {
 		return 0
 	}
 	return last - first
+}
+
+// AckedInWindow returns the bytes s acknowledged between run times t0 and t1,
+// with bytes_acked interpolated linearly at the window's edges. A flow that
+// opened inside the window counts from zero; one that closed inside it counts
+// up to its last sample.
+func AckedInWindow(s Series, t0, t1 float64) float64 {
+	if len(s.Samples) == 0 || t1 <= t0 {
+		return 0
+	}
+	at := func(t float64) float64 {
+		sm := s.Samples
+		if t <= sm[0].T {
+			return 0 // the flow (or its recording) had not started: nothing acknowledged yet
+		}
+		if t >= sm[len(sm)-1].T {
+			return float64(sm[len(sm)-1].BytesAcked)
+		}
+		i := sort.Search(len(sm), func(i int) bool { return sm[i].T >= t })
+		a, b := sm[i-1], sm[i]
+		if b.T <= a.T {
+			return float64(b.BytesAcked)
+		}
+		return float64(a.BytesAcked) + (float64(b.BytesAcked)-float64(a.BytesAcked))*(t-a.T)/(b.T-a.T)
+	}
+	if d := at(t1) - at(t0); d > 0 {
+		return d
+	}
+	return 0
+}
+
+// windowSlack is how far before a station's stop time the run's recording may
+// end and still count as covering the window (one or two monitor samples).
+const windowSlack = 0.25
+
+// recordedUntil returns the run time of the last flow sample of the run.
+func recordedUntil(run Run) float64 {
+	last := math.Inf(-1)
+	for _, f := range run.Flows {
+		if n := len(f.Samples); n > 0 {
+			last = math.Max(last, f.Samples[n-1].T)
+		}
+	}
+	return last
 }
 
 // IsDataFlow reports whether s carried bulk data (see MinDataBytes).

@@ -201,3 +201,57 @@ func TestStationWithoutMeasurementInvalidatesRun(t *testing.T) {
 		t.Errorf("jain %g aggregate %g over the measured station", rs.Jain, rs.AggregateMbps)
 	}
 }
+
+func TestAckedInWindow(t *testing.T) {
+	s := Series{Samples: []Sample{{T: 1, BytesAcked: 100}, {T: 2, BytesAcked: 300}, {T: 4, BytesAcked: 700}}}
+	for _, tc := range []struct{ t0, t1, want float64 }{
+		{0, 10, 700},  // the whole flow: it opened inside the window
+		{2, 4, 400},   // between samples
+		{1.5, 3, 300}, // interpolated at both edges: 200 -> 500
+		{5, 6, 0},     // after the flow closed
+		{3, 3, 0},     // empty window
+	} {
+		if got := AckedInWindow(s, tc.t0, tc.t1); !near(got, tc.want) {
+			t.Errorf("AckedInWindow(%g, %g) = %g, want %g", tc.t0, tc.t1, got, tc.want)
+		}
+	}
+}
+
+// TestGoodputIsMeasuredInTheWindow: a flow starved during the 10 s window
+// that then drains its backlog alone for another 30 s reports a high
+// iperf3 average over its own lifetime; the run's goodput must count only
+// what was acknowledged inside the window.
+func TestGoodputIsMeasuredInTheWindow(t *testing.T) {
+	mk := func(rateBps float64, until float64) Series {
+		var sm []Sample
+		for t := 0.0; t <= until+1e-9; t += 0.5 {
+			sm = append(sm, Sample{T: t, BytesAcked: uint64(rateBps * t)})
+		}
+		return Series{Samples: sm}
+	}
+	fast, starved := mk(2.5e6, 10), mk(0.125e6, 10)
+	// After the window the starved flow drains 90 MB at 3 MB/s.
+	for t := 10.5; t <= 40; t += 0.5 {
+		starved.Samples = append(starved.Samples, Sample{T: t, BytesAcked: uint64(1.25e6 + 3e6*(t-10))})
+	}
+	fast.Key, starved.Key = FlowKey{Station: "sta1", Src: "a:1", Dst: "s:5201"}, FlowKey{Station: "sta2", Src: "b:1", Dst: "s:5201"}
+	run := Run{
+		Info: RunInfo{ID: "mode=cubic,n=2,delay=4ms,rep=1", Mode: "cubic", N: 2, Valid: true, Stations: []Station{
+			{Name: "sta1", StartS: 0, StopS: 10}, {Name: "sta2", StartS: 0, StopS: 10}}},
+		Flows: []Series{fast, starved},
+		Iperf: map[string]Iperf{
+			"sta1": {ReceivedBytes: 25e6, ReceivedSeconds: 10},
+			"sta2": {ReceivedBytes: 91.25e6, ReceivedSeconds: 40}, // 18.25 Mbit/s over its lifetime
+		},
+	}
+	rs := Summarize(run, DefaultLossRule())
+	if got := rs.Stations[1]; got.GoodputSource != SourceWindow || !near(got.GoodputMbps, 1.0) {
+		t.Errorf("starved station: %g Mbit/s from %s, want 1.0 from the window", got.GoodputMbps, got.GoodputSource)
+	}
+	if !near(rs.AggregateMbps, 21) {
+		t.Errorf("aggregate %g Mbit/s, want 21 (20 + 1), not the sum of lifetime averages", rs.AggregateMbps)
+	}
+	if got := rs.Stations[1].IperfMbps; !near(got, 18.25) {
+		t.Errorf("iperf3 cross-check value %g, want 18.25", got)
+	}
+}

@@ -78,7 +78,7 @@ func TestWriteFixture(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := string(html)
-	for _, w := range []string{`<table id="summary">`, "<td class=\"l\">cubic</td><td>2</td><td>4</td><td>21.29</td><td>0.846</td>",
+	for _, w := range []string{`<table id="summary">`, "<td class=\"l\">cubic</td><td>2</td><td>4</td><td>22.37</td><td>0.896</td>",
 		"INVALID</span> emulator overloaded", "1 run(s) are INVALID", "data:image/png;base64,", "0123456789ab", "scenario.toml as run",
 		"<td class=\"l\">penalizing</td><td>1</td><td>1</td><td>46.0</td><td>0.80</td>"} {
 		if !strings.Contains(h, w) {
@@ -113,8 +113,8 @@ func TestSummaryTable(t *testing.T) {
 	if f := strings.Fields(lines[4]); f[0] != "coop" || f[1] != "2" || f[len(f)-1] != "!" {
 		t.Errorf("coop N=2 line %q: want flagged with ! for its invalid repetition", lines[2])
 	}
-	if f := strings.Fields(lines[2]); f[0] != "cubic" || f[3] != "21.29" || f[4] != "0.846" || f[7] != "1" {
-		t.Errorf("cubic N=2 line %q: want aggregate 21.29, Jain 0.846, 1 timeout", lines[4])
+	if f := strings.Fields(lines[2]); f[0] != "cubic" || f[3] != "22.37" || f[4] != "0.896" || f[7] != "1" {
+		t.Errorf("cubic N=2 line %q: want aggregate 22.37 (window goodput), Jain 0.896, 1 timeout", lines[2])
 	}
 	// SVG only: the page inlines SVG.
 	for _, f := range rep.Figures {
