@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/coopcc/coopcc/internal/nsenter"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 )
@@ -114,31 +115,7 @@ func netnsPids(name string) []int {
 }
 
 // inNetns runs fn on a locked OS thread switched into the named namespace.
-func inNetns(name string, fn func() error) error {
-	runtime.LockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		runtime.UnlockOSThread()
-		return fmt.Errorf("get current network namespace: %w", err)
-	}
-	defer orig.Close()
-	target, err := netns.GetFromName(name)
-	if err != nil {
-		runtime.UnlockOSThread()
-		return fmt.Errorf("open network namespace %s: %w", name, err)
-	}
-	defer target.Close()
-	if err := netns.Set(target); err != nil {
-		runtime.UnlockOSThread()
-		return fmt.Errorf("enter network namespace %s: %w", name, err)
-	}
-	fnErr := fn()
-	if err := netns.Set(orig); err != nil {
-		return fmt.Errorf("return from network namespace %s: %w", name, err) // thread stays locked and is discarded
-	}
-	runtime.UnlockOSThread()
-	return fnErr
-}
+func inNetns(name string, fn func() error) error { return nsenter.Do(name, fn) }
 
 func sysctlPath(key string) string {
 	return filepath.Join("/proc/sys", strings.ReplaceAll(key, ".", "/"))
