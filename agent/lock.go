@@ -3,11 +3,10 @@ package agent
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
+	"github.com/coopcc/coopcc/internal/pidlock"
 	"golang.org/x/sys/unix"
 )
 
@@ -33,52 +32,20 @@ func DefaultStatusSocket() (string, error) {
 	return fmt.Sprintf("/run/coopcc/agent-%d.sock", id), nil
 }
 
-// InstanceLock is the single-instance lock: an flock on
-// <dir>/agent-<netns inode>.lock, released by the kernel when the process
-// dies, so a crash never leaves a stale lock.
-type InstanceLock struct{ f *os.File }
-
 // ErrAlreadyRunning is returned when another agent holds the lock.
 var ErrAlreadyRunning = errors.New("another coopcc agent is already running in this network namespace")
 
-// AcquireLock takes the lock or returns ErrAlreadyRunning (with the holder's pid).
-func AcquireLock(dir string) (*InstanceLock, error) {
+// AcquireLock takes the single-instance lock <dir>/agent-<netns inode>.lock
+// (internal/pidlock: released by the kernel when the process dies) or
+// returns ErrAlreadyRunning with the holder's pid.
+func AcquireLock(dir string) (*pidlock.Lock, error) {
 	id, err := NetnsID()
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("lock directory: %w", err)
+	l, err := pidlock.Acquire(filepath.Join(dir, fmt.Sprintf("agent-%d.lock", id)), false)
+	if errors.Is(err, pidlock.ErrHeld) {
+		return nil, fmt.Errorf("%w: %s", ErrAlreadyRunning, strings.TrimPrefix(err.Error(), pidlock.ErrHeld.Error()+" "))
 	}
-	path := filepath.Join(dir, fmt.Sprintf("agent-%d.lock", id))
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("open lock file: %w", err)
-	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		b, _ := os.ReadFile(path)
-		f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			pid := strings.TrimSpace(string(b))
-			if _, perr := strconv.Atoi(pid); perr == nil {
-				return nil, fmt.Errorf("%w (pid %s, lock %s)", ErrAlreadyRunning, pid, path)
-			}
-			return nil, fmt.Errorf("%w (lock %s)", ErrAlreadyRunning, path)
-		}
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	_ = f.Truncate(0)
-	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	return &InstanceLock{f: f}, nil
-}
-
-// Release drops the lock (the file stays; it is reused next time).
-func (l *InstanceLock) Release() error {
-	if l == nil || l.f == nil {
-		return nil
-	}
-	_ = unix.Flock(int(l.f.Fd()), unix.LOCK_UN)
-	err := l.f.Close()
-	l.f = nil
-	return err
+	return l, err
 }

@@ -27,7 +27,7 @@ func TestTinyEndToEnd(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "tiny")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	sum, err := RunScenario(ctx, s, RunnerConfig{Out: out, Backend: BackendEmu, Coopcc: bin, Log: testLog{t}})
+	sum, err := RunScenario(ctx, s, RunnerConfig{Out: out, Backend: BackendEmu, Coopcc: bin, Wait: true, Log: testLog{t}})
 	if err != nil {
 		t.Fatal(err)
 	}

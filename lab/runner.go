@@ -17,6 +17,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/coopcc/coopcc/internal/pidlock"
 )
 
 // RunnerConfig says how to run a scenario.
@@ -32,7 +34,16 @@ type RunnerConfig struct {
 	SampleInterval time.Duration
 	// Only runs the runs whose id contains this string (debugging aid).
 	Only string
+	// Lock is the machine-wide lock that keeps two emulator-backed lab runs
+	// from running at once ("" = DefaultLock): two emulators spinning at
+	// SCHED_FIFO on a small machine invalidate each other's timing and
+	// starve each other's iperf3. Wait blocks for it instead of failing.
+	Lock string
+	Wait bool
 }
+
+// DefaultLock is the lab's machine-wide lock file.
+const DefaultLock = "/run/coopcc/lab.lock"
 
 // Summary is what RunScenario returns.
 type Summary struct {
@@ -85,6 +96,22 @@ func RunScenario(ctx context.Context, s *Scenario, cfg RunnerConfig) (*Summary, 
 	case BackendEmu, BackendVeth:
 	default:
 		return nil, fmt.Errorf("backend %q: want %q or %q", cfg.Backend, BackendEmu, BackendVeth)
+	}
+	if cfg.Backend == BackendEmu {
+		if cfg.Lock == "" {
+			cfg.Lock = DefaultLock
+		}
+		if cfg.Wait {
+			fmt.Fprintf(cfg.Log, "waiting for %s (another lab run may hold it)\n", cfg.Lock)
+		}
+		lock, err := pidlock.Acquire(cfg.Lock, cfg.Wait)
+		if errors.Is(err, pidlock.ErrHeld) {
+			return nil, fmt.Errorf("another lab run is in progress (%v): two at once overload the emulator and invalidate each other's runs; wait for it to finish or pass --wait", strings.TrimPrefix(err.Error(), pidlock.ErrHeld.Error()+" "))
+		}
+		if err != nil {
+			return nil, err
+		}
+		defer lock.Release()
 	}
 	runs, err := s.Expand(Options{Quick: cfg.Quick, Duration: cfg.Duration})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/coopcc/coopcc/internal/nettest"
+	"github.com/coopcc/coopcc/internal/pidlock"
 )
 
 var (
@@ -250,3 +251,22 @@ func checkFlowsCSV(t *testing.T, path string, rr RunResult) {
 type testLog struct{ t *testing.T }
 
 func (l testLog) Write(p []byte) (int, error) { l.t.Log(string(p)); return len(p), nil }
+
+func TestSecondEmulatorRunRefused(t *testing.T) {
+	nettest.RequireRoot(t)
+	nettest.RequireTool(t, "iperf3")
+	lockPath := filepath.Join(t.TempDir(), "lab.lock")
+	held, err := pidlock.Acquire(lockPath, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release()
+	s, err := Load("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = RunScenario(context.Background(), s, RunnerConfig{Out: t.TempDir(), Backend: BackendEmu, Coopcc: "/bin/true", Lock: lockPath})
+	if err == nil || !strings.Contains(err.Error(), "another lab run is in progress") || !strings.Contains(err.Error(), "--wait") {
+		t.Fatalf("error %v, want a refusal that names --wait", err)
+	}
+}

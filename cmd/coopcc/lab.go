@@ -28,6 +28,7 @@ func newLabRunCmd() *cobra.Command {
 	var out, backend, only, coopcc string
 	var quick, dry bool
 	var duration time.Duration
+	var wait bool
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO",
 		Short: "Run a scenario (preset name or .toml file) and write its results directory",
@@ -54,7 +55,7 @@ func newLabRunCmd() *cobra.Command {
 				out = filepath.Join("results", s.Name+"-"+time.Now().Format("20060102-150405"))
 			}
 			sum, err := lab.RunScenario(cmd.Context(), s, lab.RunnerConfig{Out: out, Quick: quick, Duration: lab.Duration(duration), Backend: backend,
-				Coopcc: coopcc, Only: only, Log: cmd.ErrOrStderr()})
+				Coopcc: coopcc, Only: only, Wait: wait, Log: cmd.ErrOrStderr()})
 			if sum != nil {
 				fmt.Fprintf(cmd.OutOrStdout(), "%d runs (%d failed) in %v; results in %s\n", sum.Runs, sum.Failed, sum.Took.Round(time.Second), sum.Out)
 			}
@@ -69,6 +70,7 @@ func newLabRunCmd() *cobra.Command {
 	f.StringVar(&only, "only", "", "run only the runs whose id contains this text")
 	f.StringVar(&coopcc, "coopcc", "", "coopcc binary for the emulator and agents (default: this one)")
 	f.BoolVar(&dry, "dry-run", false, "list the runs the scenario expands to and exit")
+	f.BoolVar(&wait, "wait", false, "if another lab run is in progress, wait for it instead of failing (one emulator at a time: "+lab.DefaultLock+")")
 	return cmd
 }
 
