@@ -7,10 +7,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"time"
 
+	"github.com/coopcc/coopcc/internal/buildinfo"
 	"golang.org/x/sys/unix"
 )
 
@@ -155,22 +155,8 @@ func collectMeta(m *Meta, coopcc string) {
 // gitRevision is the VCS revision stamped in the binary, else `git
 // rev-parse HEAD` of the working directory, else "unknown".
 func gitRevision() string {
-	if info, ok := debug.ReadBuildInfo(); ok {
-		rev, dirty := "", false
-		for _, s := range info.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				dirty = s.Value == "true"
-			}
-		}
-		if rev != "" {
-			if dirty {
-				rev += "-dirty"
-			}
-			return rev
-		}
+	if rev := buildinfo.Revision(); rev != "" {
+		return rev
 	}
 	if out, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
 		rev := strings.TrimSpace(string(out))

@@ -3,8 +3,9 @@ package main
 import (
 	"fmt"
 	"runtime"
-	"runtime/debug"
+	"strings"
 
+	"github.com/coopcc/coopcc/internal/buildinfo"
 	"github.com/spf13/cobra"
 )
 
@@ -44,30 +45,18 @@ func newVersionCmd() *cobra.Command {
 	}
 }
 
-// buildRevision returns the VCS revision stamped by `go build`, with a
-// "-dirty" suffix for modified trees, or "devel" when unknown.
+// buildRevision returns the stamped VCS revision shortened to 12 hex digits
+// (with "-dirty" for modified trees), or "devel" when unknown.
 func buildRevision() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "devel"
-	}
-	rev, dirty := "", false
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
+	rev := buildinfo.Revision()
 	if rev == "" {
 		return "devel"
 	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	if dirty {
-		rev += "-dirty"
+	if h, dirty := strings.CutSuffix(rev, "-dirty"); len(h) > 12 {
+		rev = h[:12]
+		if dirty {
+			rev += "-dirty"
+		}
 	}
 	return rev
 }
