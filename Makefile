@@ -1,6 +1,9 @@
 # coopcc — see README.md. Two commands on a fresh machine: `make demo`, `make test`.
 GO       ?= go
 BIN      := bin/coopcc
+# Stamp the git revision into the binary (coopcc version, the lab's meta.json)
+# even where the environment sets GOFLAGS=-buildvcs=false.
+BUILDFLAGS ?= -buildvcs=auto
 PKGS     := ./...
 # Integration tests create namespaces and load BPF programs: they need root.
 TESTFLAGS ?= -count=1 -timeout 20m
@@ -17,7 +20,7 @@ deps-bpf:
 	@scripts/install-deps.sh --bpf
 
 build:
-	$(GO) build -o $(BIN) ./cmd/coopcc
+	$(GO) build $(BUILDFLAGS) -o $(BIN) ./cmd/coopcc
 
 test: deps build
 	$(GO) vet $(PKGS)

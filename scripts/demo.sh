@@ -12,7 +12,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 BIN=bin/coopcc
-go build -o "$BIN" ./cmd/coopcc
+go build -buildvcs=auto -o "$BIN" ./cmd/coopcc
 OUT=${OUT:-results/demo-$(date +%Y%m%d-%H%M%S)}
 SCENARIO=${SCENARIO:-default}
 
