@@ -199,7 +199,12 @@ func Leftovers() ([]Leftover, error) {
 		if pidStr, _, ok := strings.Cut(rest, "-"); ok {
 			if pid, err := strconv.Atoi(pidStr); err == nil {
 				l.OwnerPID = pid
-				l.Running = pid == os.Getpid() || (syscall.Kill(pid, 0) == nil && isCoopcc(pid))
+				// Any live process with the owner's PID counts as the owner.
+				// Telling a reused PID apart by the process name (as this
+				// once did) killed live runs started from a binary not named
+				// "coopcc"; a stale namespace kept by a reused PID is the
+				// safe error (`lab clean --all` removes it).
+				l.Running = pid == os.Getpid() || processExists(pid)
 			}
 		}
 		out = append(out, l)
@@ -207,9 +212,10 @@ func Leftovers() ([]Leftover, error) {
 	return out, nil
 }
 
-func isCoopcc(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
-	return err == nil && (strings.Contains(string(b), "coopcc") || strings.Contains(string(b), ".test"))
+// processExists reports whether a process with this PID exists.
+func processExists(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // Clean deletes leftover lab namespaces (and kills what runs in them). It

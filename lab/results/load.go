@@ -64,15 +64,14 @@ func Load(dir string) (*Results, error) {
 		if !e.IsDir() {
 			continue
 		}
+		// The runner writes run.json last: a run without it is still
+		// running or was interrupted, and its half-written files are skipped.
+		if _, err := os.Stat(filepath.Join(runsDir, e.Name(), "run.json")); errors.Is(err, fs.ErrNotExist) {
+			res.Warnings = append(res.Warnings, e.Name()+": skipped, in progress or interrupted (no run.json)")
+			continue
+		}
 		run, warns, err := LoadRun(filepath.Join(runsDir, e.Name()))
 		if err != nil {
-			// A run without run.json is still running or was interrupted
-			// (the runner writes run.json last): its half-written files are
-			// skipped with a warning so a report of a sweep in progress works.
-			if _, serr := os.Stat(filepath.Join(runsDir, e.Name(), "run.json")); errors.Is(serr, fs.ErrNotExist) {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("%s: skipped, in progress or interrupted (no run.json): %v", e.Name(), err))
-				continue
-			}
 			return nil, err
 		}
 		for _, w := range warns {
@@ -121,7 +120,12 @@ func LoadRun(dir string) (analysis.Run, []string, error) {
 		station := strings.TrimSuffix(filepath.Base(p), ".json")
 		ip, err := parseFile(p, ParseIperf)
 		if err != nil {
-			return run, nil, err
+			// A client killed mid-run leaves an empty or cut report: the run
+			// is kept, marked invalid, and the rest of the directory loads.
+			warns = append(warns, err.Error()+": run marked invalid")
+			run.Info.Valid = false
+			run.Info.InvalidReason = strings.TrimPrefix(strings.Join([]string{run.Info.InvalidReason, "unreadable iperf3 report of " + station}, "; "), "; ")
+			continue
 		}
 		ip.Station = station
 		run.Iperf[station] = ip

@@ -112,7 +112,7 @@ func copyRunInto(t *testing.T, root, id string) (run string) {
 
 func TestLoadToleratesMissingOptionalParts(t *testing.T) {
 	root, run := copyRun(t, "mode=cubic,n=2,delay=4ms,rep=1")
-	for _, p := range []string{"flows.csv", "emu", "iperf3", "run.json"} {
+	for _, p := range []string{"flows.csv", "emu", "iperf3"} {
 		if err := os.RemoveAll(filepath.Join(run, p)); err != nil {
 			t.Fatal(err)
 		}
@@ -121,11 +121,19 @@ func TestLoadToleratesMissingOptionalParts(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Load without optional parts: %v", err)
 	}
-	info := res.Runs[0].Info
-	if info.Mode != "cubic" || info.N != 2 || info.DelayMs != 4 || info.Rep != 1 || info.Valid {
+	// A single run without run.json (LoadRun; Load skips such runs as in
+	// progress) takes mode, n, delay and rep from its directory name.
+	if err := os.Remove(filepath.Join(run, "run.json")); err != nil {
+		t.Fatal(err)
+	}
+	r, warns, err := LoadRun(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info := r.Info; info.Mode != "cubic" || info.N != 2 || info.DelayMs != 4 || info.Rep != 1 || info.Valid {
 		t.Errorf("info from id: %+v (want cubic 2 4 1, not valid)", info)
 	}
-	all := strings.Join(res.Warnings, "\n")
+	all := strings.Join(append(res.Warnings, warns...), "\n")
 	for _, w := range []string{"meta.json", "run.json", "flows.csv", "emu/", "iperf3"} {
 		if !strings.Contains(all, w) {
 			t.Errorf("no warning about %s in %q", w, all)
@@ -141,8 +149,6 @@ func TestLoadErrors(t *testing.T) {
 		{"run.json", "run.json", `{"mode": "cubic", "n": "two"}`, "run.json: malformed JSON"},
 		{"flows header", "flows.csv", "t_s,netns,src,dst\n1,sta1,a,b\n", `lacks column "cwnd"`},
 		{"flows number", "flows.csv", "t_s,netns,src,dst,cwnd,srtt_us\n0.1,sta1,a,b,10,abc\n", `line 2, column srtt_us: "abc" is not a non-negative integer`},
-		{"iperf", "iperf3/sta1.json", "iperf3: error - unable to connect", "sta1.json: not iperf3 -J output"},
-		{"iperf no end", "iperf3/sta1.json", `{"start": {}, "intervals": [], "end": {}}`, "no end.sum_received"},
 		{"bounds", "bounds/sta1.jsonl", "{\"t\":\"2026-11-22T03:00:00Z\",\"hi\":3}\nnot json\n", "sta1.jsonl: line 2"},
 		{"emu.json", "emu/emu.json", `{"valid": "yes"}`, "emu.json"},
 		{"apqueue", "emu/apqueue.csv", "frames,bytes\n1,2\n", `lacks column "t_s"`},
@@ -164,6 +170,29 @@ func TestLoadErrors(t *testing.T) {
 	}
 	if _, err := Load(filepath.Join(t.TempDir(), "nope")); err == nil {
 		t.Errorf("missing directory: no error")
+	}
+}
+
+func TestLoadMarksRunWithBrokenIperfInvalid(t *testing.T) {
+	const id = "mode=cubic,n=2,delay=4ms,rep=1"
+	for content, want := range map[string]string{
+		"iperf3: error - unable to connect":         "sta1.json: not iperf3 -J output",
+		`{"start": {}, "intervals": [], "end": {}}`: "no end.sum_received",
+	} {
+		root, run := copyRun(t, id)
+		if err := os.WriteFile(filepath.Join(run, "iperf3", "sta1.json"), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, err := Load(root)
+		if err != nil {
+			t.Fatalf("one broken iperf3 report must not fail the whole load: %v", err)
+		}
+		if r := res.Runs[0]; r.Info.Valid || !strings.Contains(r.Info.InvalidReason, "unreadable iperf3 report of sta1") {
+			t.Errorf("run valid=%v reason %q: want invalid naming sta1's report", r.Info.Valid, r.Info.InvalidReason)
+		}
+		if w := strings.Join(res.Warnings, "\n"); !strings.Contains(w, want) {
+			t.Errorf("no warning containing %q: %q", want, w)
+		}
 	}
 }
 
