@@ -658,3 +658,21 @@ func TestCoopIgnoresIdleFlowsStaleRTT(t *testing.T) {
 		t.Fatalf("group %+v: want the data flow's ratio and the smallest min RTT", gs)
 	}
 }
+
+// TestCoopBaseIsThePathsMinRTT: in slow start at 4 ms the data connection's
+// min RTT is its own queue (15.7 ms in the testbed); the idle control
+// connection to the same server saw the empty path (4.5 ms). The queue is
+// measured against the path's min RTT, so the first estimate comes a tick
+// earlier.
+func TestCoopBaseIsThePathsMinRTT(t *testing.T) {
+	c := newCoopT(t, Params{})
+	d := c.Decide(View{Now: t0,
+		Flows: []FlowView{
+			{Dst: dstA, MSS: 1448, SRTT: 20 * time.Millisecond, MinRTT: 15700 * time.Microsecond, DeliveryRate: 1.5e6},
+			{Dst: dstA, MSS: 1448, SRTT: 9 * time.Millisecond, MinRTT: 4500 * time.Microsecond, AppLimited: true},
+		},
+		Peers: []PeerView{inflatedPeer(4500*time.Microsecond, 15*time.Millisecond, 1.5e6)}})
+	if d.PerDst[dstA].Hi == 0 || !strings.Contains(d.Reason, " inflated") {
+		t.Fatalf("queue against the path's min RTT not seen: %q", d.Reason)
+	}
+}
