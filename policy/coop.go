@@ -338,6 +338,14 @@ func (c *coop) Decide(v View) Decision {
 		// the delivery rate grows (windows rounded up, a path that got
 		// faster).
 		gain = min(max(math.Pow((rbar+dStar)/(rbar+d), cp.Gain), cp.GainMin), cp.GainMax)
+		if d <= dStar/4 {
+			// The bottleneck is idle (a quarter of the target queue or
+			// less): nothing to overshoot yet, probe at GainMax. With
+			// measured ≈ C·(R̄+d*)/R̄ that is ×1.56 per tick, against
+			// ×1.4 by the law alone (6 s to ramp from a slow-start
+			// estimate at 256 ms in the testbed).
+			gain = cp.GainMax
+		}
 		c.capacity = max(c.capacity, measured) * gain
 		if measured > 0 {
 			c.capacity = min(c.capacity, cp.ProbeCap*measured)
