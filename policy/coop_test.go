@@ -676,3 +676,17 @@ func TestCoopBaseIsThePathsMinRTT(t *testing.T) {
 		t.Fatalf("queue against the path's min RTT not seen: %q", d.Reason)
 	}
 }
+
+// TestCoopNoEstimateFromNothing: the testbed's first tick at 256 ms saw an
+// inflated ratio (the control connections' setup) with no delivery rate yet;
+// that started the estimate at 2 segments per second (hi 5).
+func TestCoopNoEstimateFromNothing(t *testing.T) {
+	c := newCoopT(t, Params{})
+	base := 256 * time.Millisecond
+	d := c.Decide(View{Now: t0,
+		Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: base + 100*time.Millisecond, MinRTT: base}},
+		Peers: []PeerView{inflatedPeer(base, 100*time.Millisecond, 0)}})
+	if d.PerDst[dstA].Hi != 0 || c.capacity != 0 {
+		t.Fatalf("estimate started from no measurement: capacity %v, %q", c.capacity, d.Reason)
+	}
+}
