@@ -505,4 +505,14 @@ func TestIdleFlowHasNoRate(t *testing.T) {
 	if len(fs) != 2 || fs[0].DeliveryRate != 1e6 || fs[0].AppLimited || fs[1].DeliveryRate != 0 || !fs[1].AppLimited {
 		t.Fatalf("flows seen by the policy %+v, want the bulk one at 1e6 B/s and the idle one app-limited at 0", fs)
 	}
+	// The status's min RTT is the path's: the idle connection to the same
+	// destination saw a smaller one; one to another destination does not count.
+	idle.MinRTT = 4 * time.Millisecond
+	other := flow("10.77.9.1:40002", "10.77.9.253:5201", 10)
+	other.Unacked, other.MinRTT = 0, time.Millisecond
+	h.flows.flows = []Flow{flow("10.77.9.1:40000", "10.77.9.254:5201", 40), idle, other}
+	h.a.Tick(time.Unix(1_700_000_001, 0))
+	if own := h.a.OwnStatus(); own.MinRTT != 4*time.Millisecond || own.ActiveFlows != 1 || own.SRTT != 20*time.Millisecond {
+		t.Fatalf("own status %+v, want min RTT 4ms (the idle flow on the same path), 1 active flow, srtt 20ms", own)
+	}
 }

@@ -17,7 +17,8 @@ func (a *Agent) OwnStatus() PeerStatus {
 
 // ownStatusLocked summarises the managed flows of the last tick: active flows
 // (bytes in flight or queued), aggregate cwnd and delivery rate of the active
-// flows, their mean srtt and smallest min RTT, demand (bytes queued, not yet
+// flows, their mean srtt and the smallest min RTT of the flows (active or
+// not) on their destinations, demand (bytes queued, not yet
 // sent), app-limited when every active flow is, capability (best aggregate
 // rate seen while alone), and the bounds that apply to most active flows.
 func (a *Agent) ownStatusLocked(polName string) PeerStatus {
@@ -42,6 +43,15 @@ func (a *Agent) ownStatusLocked(polName string) PeerStatus {
 	}
 	if s.ActiveFlows > 0 {
 		s.SRTT = srtt / time.Duration(s.ActiveFlows)
+	}
+	// The min RTT of a path is the smallest any of its connections saw: an
+	// active data connection's first samples come from its own slow-start
+	// bursts, while an idle connection to the same destination (iperf3's
+	// control connection) measured the empty path at setup.
+	for _, f := range a.last.Flows {
+		if perDst[f.Dst.Addr()] > 0 && f.MinRTT > 0 && f.MinRTT < s.MinRTT {
+			s.MinRTT = f.MinRTT
+		}
 	}
 	s.AppLimited = s.ActiveFlows == 0 || appLimited
 	s.Capability = uint64(a.capab)

@@ -38,7 +38,12 @@ type CoopParams struct {
 	// terminal above what it uses now, so it can grow. Default 0.1 (10 %).
 	Headroom float64 `toml:"headroom" json:"headroom,omitempty"`
 	// ProbeCap caps the capacity estimate at ProbeCap × the measured sum of
-	// delivery rates, so it cannot run away while demand is low. Default 2.
+	// delivery rates, so it cannot run away while the windows do not use
+	// their bounds (low demand, cubic still growing below its cap). Default
+	// TargetRatio × GainMax (1.5625): one tick's probe above what is
+	// delivered. (With 2, in the testbed at 256 ms C ran to 1.75 × the
+	// capacity while one terminal's cubic regrew, leaving the other's cap
+	// loose: Jain 0.96 over 20 s.)
 	ProbeCap float64 `toml:"probe_cap" json:"probe_cap,omitempty"`
 	// Capability is this terminal's throughput when alone, bytes/s (0 =
 	// unknown); used only with WeightByCapability.
@@ -70,7 +75,7 @@ func (c CoopParams) Defaults() CoopParams {
 	def(&c.GainMax, 1.25)
 	def(&c.LoFraction, 0.5)
 	def(&c.Headroom, 0.1)
-	def(&c.ProbeCap, 2)
+	def(&c.ProbeCap, c.TargetRatio*c.GainMax)
 	def(&c.OffRatio, 2)
 	if c.HiFloor == 0 {
 		c.HiFloor = 2
@@ -106,7 +111,7 @@ func (c CoopParams) Validate() error {
 	case bad(c.OffRatio) || (c.OffRatio != 0 && c.OffRatio < 1):
 		return fmt.Errorf("coop switch-off ratio %v: want a multiple of the target >= 1 (default 2)", c.OffRatio)
 	case bad(c.ProbeCap) || (c.ProbeCap != 0 && c.ProbeCap < 1):
-		return fmt.Errorf("coop probe cap %v: want >= 1 (default 2)", c.ProbeCap)
+		return fmt.Errorf("coop probe cap %v: want >= 1 (default target ratio × maximum gain)", c.ProbeCap)
 	}
 	return nil
 }
@@ -205,7 +210,12 @@ func (c *coop) Decide(v View) Decision {
 	}
 
 	// Self as a terminal: smallest base RTT, median queueing delay of its
-	// destinations, summed rate.
+	// destinations, summed rate. Per destination the SRTT is that of the
+	// network-limited flows (an idle connection's SRTT is stale: see
+	// groupByDst) but the min RTT is the smallest of all flows on that path:
+	// a data connection's first RTT samples come from its own slow-start
+	// bursts (15.7 ms on a 4 ms path in the testbed) while the idle control
+	// connection measured the empty path at setup.
 	self := terminal{capability: cp.Capability, appLimited: true}
 	var selfQ []time.Duration
 	for _, g := range gs {
@@ -314,8 +324,8 @@ func (c *coop) Decide(v View) Decision {
 	// measurement of capacity (the path is not saturated): no upper bound,
 	// only the lower bound of solo mode. At the first inflation the sum of
 	// delivery rates is the path's throughput: that starts the estimate.
-	if c.capacity == 0 && !inflated {
-		c.last = c.solo(gs, fmt.Sprintf("coop: %d terminals, ratio %.2f below target %.2f, capacity not measured yet (no upper bound)", len(terms), ratio, targetRatio))
+	if c.capacity == 0 && (!inflated || !(measured > 0)) {
+		c.last = c.solo(gs, fmt.Sprintf("coop: %d terminals, ratio %.2f (target %.2f), measured %.0f B/s: capacity not measured yet (no upper bound)", len(terms), ratio, targetRatio, measured))
 		return copyDecision(c.last)
 	}
 	gain := 1.0
@@ -333,6 +343,14 @@ func (c *coop) Decide(v View) Decision {
 		// the delivery rate grows (windows rounded up, a path that got
 		// faster).
 		gain = min(max(math.Pow((rbar+dStar)/(rbar+d), cp.Gain), cp.GainMin), cp.GainMax)
+		if d <= dStar/4 {
+			// The bottleneck is idle (a quarter of the target queue or
+			// less): nothing to overshoot yet, probe at GainMax. With
+			// measured ≈ C·(R̄+d*)/R̄ that is ×1.56 per tick, against
+			// ×1.4 by the law alone (6 s to ramp from a slow-start
+			// estimate at 256 ms in the testbed).
+			gain = cp.GainMax
+		}
 		c.capacity = max(c.capacity, measured) * gain
 		if measured > 0 {
 			c.capacity = min(c.capacity, cp.ProbeCap*measured)

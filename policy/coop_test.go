@@ -478,7 +478,9 @@ func TestCoopTinyBDPStaysOn(t *testing.T) {
 // either (one 802.11 contention round, airtime of the frame, the receiver's
 // delayed ACK: at 4 ms on the 802.11g emulator cwnd 2 gives srtt 5.0 ms
 // against min RTT 4.54 ms). Each terminal also has an idle iperf3 control
-// connection to the same destination (app-limited, no rate). Unbounded
+// connection to the same destination (app-limited, no rate) whose SRTT is a
+// stale ratio 1.75 from its setup (452 ms on a 256 ms path in the testbed:
+// as a "queue" it made coop see 99 ms where there were 3). Unbounded
 // windows grow 1.5× per step (a loss-based sender filling the queue), bounded
 // ones sit at their cap.
 type loopSim struct {
@@ -519,7 +521,7 @@ func (s *loopSim) step() {
 		}
 		dec := p.Decide(View{Now: s.now, Peers: ps, Flows: []FlowView{
 			{Dst: dstA, MSS: mss, Cwnd: uint32(s.w[i]), SRTT: eb[i] + secs(s.d), MinRTT: s.bases[i], DeliveryRate: s.x[i]},
-			{Dst: dstA, MSS: mss, Cwnd: 10, SRTT: s.bases[i], MinRTT: s.bases[i], AppLimited: true},
+			{Dst: dstA, MSS: mss, Cwnd: 10, SRTT: s.bases[i]*7/4 + time.Millisecond, MinRTT: s.bases[i], AppLimited: true},
 		}})
 		s.decs = append(s.decs, dec)
 		if hi := dec.PerDst[dstA].Hi; hi == 0 {
@@ -628,5 +630,63 @@ func TestCoopRecoversFromALowFirstEstimate(t *testing.T) {
 	}
 	if sum < 0.99*c0 || jain < 0.98 || s.d > 0.25*0.256+0.01 {
 		t.Errorf("final: %.0f B/s, Jain %.4f, queue %.1f ms; want >= 99 %% of %.0f, >= 0.98, <= 74 ms", sum, jain, s.d*1e3, c0)
+	}
+}
+
+// TestCoopIgnoresIdleFlowsStaleRTT is the testbed's 2 terminals at 256 ms:
+// both data flows at srtt 259 ms, but iperf3's idle control connection keeps
+// the srtt of its setup (452.8 ms). It must not count as a queue.
+func TestCoopIgnoresIdleFlowsStaleRTT(t *testing.T) {
+	c := newCoopT(t, Params{})
+	base := 256300 * time.Microsecond
+	c.capacity = 1e6 // running
+	d := c.Decide(View{Now: t0,
+		Flows: []FlowView{
+			{Dst: dstA, MSS: 1448, SRTT: base + 3*time.Millisecond, MinRTT: base, DeliveryRate: 0.5e6},
+			{Dst: dstA, MSS: 1448, SRTT: 452800 * time.Microsecond, MinRTT: 256700 * time.Microsecond, AppLimited: true},
+		},
+		Peers: []PeerView{inflatedPeer(base, 3*time.Millisecond, 0.5e6)}})
+	if !strings.Contains(d.Reason, "not inflated") || d.PerDst[dstA].Lo == 0 {
+		t.Fatalf("stale srtt of an idle flow counted as queue: %q", d.Reason)
+	}
+	// hayakawa2015/2016 and hirai2013 see the data flow's ratio too.
+	gs := groupByDst([]FlowView{
+		{Dst: dstA, SRTT: base + 3*time.Millisecond, MinRTT: base},
+		{Dst: dstA, SRTT: 452800 * time.Microsecond, MinRTT: 256700 * time.Microsecond, AppLimited: true},
+	}, 1448)
+	if len(gs) != 1 || gs[0].Ratio > 1.02 || gs[0].MinRTT != base {
+		t.Fatalf("group %+v: want the data flow's ratio and the smallest min RTT", gs)
+	}
+}
+
+// TestCoopBaseIsThePathsMinRTT: in slow start at 4 ms the data connection's
+// min RTT is its own queue (15.7 ms in the testbed); the idle control
+// connection to the same server saw the empty path (4.5 ms). The queue is
+// measured against the path's min RTT, so the first estimate comes a tick
+// earlier.
+func TestCoopBaseIsThePathsMinRTT(t *testing.T) {
+	c := newCoopT(t, Params{})
+	d := c.Decide(View{Now: t0,
+		Flows: []FlowView{
+			{Dst: dstA, MSS: 1448, SRTT: 20 * time.Millisecond, MinRTT: 15700 * time.Microsecond, DeliveryRate: 1.5e6},
+			{Dst: dstA, MSS: 1448, SRTT: 9 * time.Millisecond, MinRTT: 4500 * time.Microsecond, AppLimited: true},
+		},
+		Peers: []PeerView{inflatedPeer(4500*time.Microsecond, 15*time.Millisecond, 1.5e6)}})
+	if d.PerDst[dstA].Hi == 0 || !strings.Contains(d.Reason, " inflated") {
+		t.Fatalf("queue against the path's min RTT not seen: %q", d.Reason)
+	}
+}
+
+// TestCoopNoEstimateFromNothing: the testbed's first tick at 256 ms saw an
+// inflated ratio (the control connections' setup) with no delivery rate yet;
+// that started the estimate at 2 segments per second (hi 5).
+func TestCoopNoEstimateFromNothing(t *testing.T) {
+	c := newCoopT(t, Params{})
+	base := 256 * time.Millisecond
+	d := c.Decide(View{Now: t0,
+		Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: base + 100*time.Millisecond, MinRTT: base}},
+		Peers: []PeerView{inflatedPeer(base, 100*time.Millisecond, 0)}})
+	if d.PerDst[dstA].Hi != 0 || c.capacity != 0 {
+		t.Fatalf("estimate started from no measurement: capacity %v, %q", c.capacity, d.Reason)
 	}
 }

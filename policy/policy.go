@@ -226,29 +226,39 @@ type dstGroup struct {
 // groupByDst aggregates flows per destination, sorted by address for
 // deterministic output. Flows with an invalid Dst are grouped under the zero
 // netip.Addr.
+//
+// SRTT and Ratio come from the group's network-limited flows when it has
+// any, from all its flows otherwise: an idle connection keeps the SRTT of
+// its last exchange for as long as it lives (iperf3's control connection:
+// 452 ms on a 256 ms path, measured during its setup, for the whole run),
+// which is no measurement of the path now. MinRTT is the smallest of all.
 func groupByDst(flows []FlowView, defMSS uint32) []dstGroup {
 	idx := map[netip.Addr]int{}
 	var gs []dstGroup
+	type rtts struct {
+		srtt  time.Duration
+		ratio float64
+	}
+	var all, bulk []rtts
 	for _, f := range flows {
 		i, ok := idx[f.Dst]
 		if !ok {
 			i = len(gs)
 			idx[f.Dst] = i
 			gs = append(gs, dstGroup{Dst: f.Dst, Ratio: 0})
+			all = append(all, rtts{})
+			bulk = append(bulk, rtts{})
 		}
 		g := &gs[i]
 		g.Flows++
+		r := RatioRTT(f.SRTT, f.MinRTT)
+		all[i].srtt, all[i].ratio = max(all[i].srtt, f.SRTT), max(all[i].ratio, r)
 		if !f.AppLimited {
 			g.Bulk++
-		}
-		if f.SRTT > g.SRTT {
-			g.SRTT = f.SRTT
+			bulk[i].srtt, bulk[i].ratio = max(bulk[i].srtt, f.SRTT), max(bulk[i].ratio, r)
 		}
 		if f.MinRTT > 0 && (g.MinRTT == 0 || f.MinRTT < g.MinRTT) {
 			g.MinRTT = f.MinRTT
-		}
-		if r := RatioRTT(f.SRTT, f.MinRTT); r > g.Ratio {
-			g.Ratio = r
 		}
 		if finitePos(f.DeliveryRate) {
 			g.Rate += f.DeliveryRate
@@ -258,6 +268,11 @@ func groupByDst(flows []FlowView, defMSS uint32) []dstGroup {
 		}
 	}
 	for i := range gs {
+		src := all[i]
+		if gs[i].Bulk > 0 {
+			src = bulk[i]
+		}
+		gs[i].SRTT, gs[i].Ratio = src.srtt, src.ratio
 		if gs[i].MSS == 0 {
 			gs[i].MSS = defMSS
 		}
