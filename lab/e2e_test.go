@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,7 +28,11 @@ func TestTinyEndToEnd(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "tiny")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	sum, err := RunScenario(ctx, s, RunnerConfig{Out: out, Backend: BackendEmu, Coopcc: bin, Wait: true, Log: testLog{t}})
+	sum, err := RunScenario(ctx, s, RunnerConfig{Out: out, Backend: BackendEmu, Coopcc: bin, Log: testLog{t}})
+	if err != nil && strings.Contains(err.Error(), "another lab run is in progress") && !nettest.InCI() {
+		// A sweep holds the machine: running beside it would invalidate both.
+		t.Skip(err)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
