@@ -72,7 +72,6 @@ type Node struct {
 	backoff int
 	cw      int
 	readyAt des.Time
-	txTime  des.Time // scheduled access time (valid while scheduling)
 }
 
 // HasWork reports whether the node has a frame to send.

@@ -81,12 +81,8 @@ func TestAPPriorityAndRoundRobin(t *testing.T) {
 		m := NewMedium(sim, g, rand.New(rand.NewPCG(3, 4)))
 		ap := &Node{Name: "ap", IsAP: true, Associated: true, Access: apAcc, Q: &Saturated{MSDU: 52, To: 1}}
 		m.AddNode(ap)
-		var stas []*Node
 		for i := 0; i < 5; i++ {
-			s := &Node{Associated: true, Access: DefaultAccess(g)}
-			s.Q = &Saturated{MSDU: 1500, To: 0}
-			m.AddNode(s)
-			stas = append(stas, s)
+			m.AddNode(&Node{Associated: true, Access: DefaultAccess(g), Q: &Saturated{MSDU: 1500, To: 0}})
 		}
 		sim.RunUntil(5 * des.Second)
 		var all uint64
@@ -117,8 +113,9 @@ func TestAPPriorityAndRoundRobin(t *testing.T) {
 		t.Fatalf("purge left %d", q.Len())
 	}
 	f := NewFIFO(2)
-	if !f.Push(&Frame{}) || !f.Push(&Frame{}) || f.Push(&Frame{}) {
-		t.Fatal("FIFO limit 2 not enforced")
+	first, second, third := f.Push(&Frame{}), f.Push(&Frame{}), f.Push(&Frame{})
+	if !first || !second || third {
+		t.Fatalf("FIFO limit 2 not enforced: pushes %v %v %v", first, second, third)
 	}
 }
 
