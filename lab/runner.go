@@ -106,7 +106,7 @@ func RunScenario(ctx context.Context, s *Scenario, cfg RunnerConfig) (*Summary, 
 		}
 		lock, err := pidlock.Acquire(cfg.Lock, cfg.Wait)
 		if errors.Is(err, pidlock.ErrHeld) {
-			return nil, fmt.Errorf("another lab run is in progress (%v): two at once overload the emulator and invalidate each other's runs; wait for it to finish or pass --wait", strings.TrimPrefix(err.Error(), pidlock.ErrHeld.Error()+" "))
+			return nil, fmt.Errorf("another lab run is in progress %v: two at once overload the emulator and invalidate each other's runs; wait for it to finish or pass --wait", strings.TrimPrefix(err.Error(), pidlock.ErrHeld.Error()+" "))
 		}
 		if err != nil {
 			return nil, err
