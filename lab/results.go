@@ -60,12 +60,15 @@ type RunResult struct {
 	DurationS     float64           `json:"duration_s"` // wall time of the traffic phase
 	LengthS       float64           `json:"length_s"`   // scheduled traffic length
 	Start         time.Time         `json:"start"`
-	End           time.Time         `json:"end"`
-	Backend       string            `json:"backend"`
-	Direction     string            `json:"direction"`
-	WLAN          WLAN              `json:"wlan"`
-	Wired         WiredResult       `json:"wired"`
-	PolicyParams  map[string]any    `json:"policy_params,omitempty"`
+	// TrafficStart is the zero of the traffic schedule (start_s, stop_s,
+	// launched_s): after the testbed is up and the agents have settled.
+	TrafficStart time.Time      `json:"traffic_start"`
+	End          time.Time      `json:"end"`
+	Backend      string         `json:"backend"`
+	Direction    string         `json:"direction"`
+	WLAN         WLAN           `json:"wlan"`
+	Wired        WiredResult    `json:"wired"`
+	PolicyParams map[string]any `json:"policy_params,omitempty"`
 	// Sysctls holds RecordedSysctls per namespace (by node name) as read
 	// after the agents started.
 	Sysctls map[string]map[string]string `json:"sysctls"`

@@ -343,6 +343,7 @@ func executeRun(ctx context.Context, r Run, cfg RunnerConfig) (res *RunResult, e
 
 	// Clients at their start times.
 	t0 := time.Now()
+	res.TrafficStart = t0.UTC()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	for i := range r.Stations {

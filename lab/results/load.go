@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -86,6 +87,30 @@ func Load(dir string) (*Results, error) {
 	return res, nil
 }
 
+// trafficZero returns the Unix time (s) of the run's traffic schedule zero:
+// run.json's traffic_start when recorded; otherwise the first monitor sample
+// t0 less the earliest iperf3 launch offset (the monitor shows a connection,
+// SYN-SENT included, within one 50 ms sample of its launch); otherwise the
+// run's start; 0 when none is known.
+func trafficZero(info analysis.RunInfo, t0 float64) float64 {
+	if !info.TrafficStart.IsZero() {
+		return float64(info.TrafficStart.UnixMicro()) / 1e6
+	}
+	first, known := math.Inf(1), false
+	for _, st := range info.Stations {
+		if st.LaunchedS > 0 {
+			first, known = math.Min(first, st.LaunchedS), true
+		}
+	}
+	if known && t0 != 0 {
+		return t0 - first
+	}
+	if !info.Start.IsZero() {
+		return float64(info.Start.UnixMicro()) / 1e6
+	}
+	return 0
+}
+
 // LoadRun reads one run directory runs/<run-id>/. The run id is the
 // directory's name. It returns warnings for missing optional parts.
 func LoadRun(dir string) (analysis.Run, []string, error) {
@@ -140,10 +165,13 @@ func LoadRun(dir string) (analysis.Run, []string, error) {
 			return run, nil, fmt.Errorf("%s: %w", p, err)
 		}
 		run.Flows, run.T0 = flows, t0
-		// Put Unix sample times on the run's clock when run.json says when
-		// the run started (and the two agree within a day).
-		if start := run.Info.Start; t0 != 0 && !start.IsZero() {
-			s := float64(start.UnixMicro()) / 1e6
+		// Put Unix sample times on the traffic schedule's clock, the one
+		// start_s/stop_s (and so the goodput window) are on: run.json's
+		// traffic_start, else an estimate from the first sample, else the
+		// run's start (before the testbed was built: agents settling would
+		// then shift the window by seconds in policy modes only).
+		if start := trafficZero(run.Info, t0); t0 != 0 && start != 0 {
+			s := start
 			if d := t0 - s; d > -86400 && d < 86400 {
 				for fi := range run.Flows {
 					for si := range run.Flows[fi].Samples {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coopcc/coopcc/lab/analysis"
 )
@@ -288,5 +289,24 @@ func TestLoadPutsSamplesOnTheRunClock(t *testing.T) {
 	}
 	if st := r.Info.Stations[0]; st.Group != "vehicle" || st.Mobility != "drive" || r.Info.Direction != "up" {
 		t.Errorf("station %+v direction %q", st, r.Info.Direction)
+	}
+}
+
+func TestTrafficZero(t *testing.T) {
+	start := time.Date(2026, 11, 22, 4, 0, 0, 0, time.UTC)
+	ts := float64(start.Unix())
+	info := analysis.RunInfo{Start: start}
+	if got := trafficZero(info, ts+2); got != ts {
+		t.Errorf("only start: %v, want the run start %v", got, ts)
+	}
+	// Agents settled for 1.7 s: the first client launched at 0.02 s of the
+	// schedule and its connection was first sampled at start + 1.72 s.
+	info.Stations = []analysis.Station{{Name: "sta1", LaunchedS: 0.02}, {Name: "sta2", LaunchedS: 0.05}}
+	if got := trafficZero(info, ts+1.72); math.Abs(got-(ts+1.70)) > 1e-6 {
+		t.Errorf("estimated: %v, want %v", got, ts+1.70)
+	}
+	info.TrafficStart = start.Add(1700 * time.Millisecond)
+	if got := trafficZero(info, ts+9); math.Abs(got-(ts+1.7)) > 1e-6 {
+		t.Errorf("recorded traffic_start: %v, want %v", got, ts+1.7)
 	}
 }
