@@ -197,7 +197,7 @@ func (r *RunResult) oneLine() string {
 	if !r.Valid {
 		v = "INVALID (" + r.InvalidReason + ")"
 	}
-	return fmt.Sprintf("aggregate %.2f Mbps over %d flows, %s", total/1e6, len(r.GoodputBps), v)
+	return fmt.Sprintf("iperf3 total %.2f Mbps over %d flows (each over its own lifetime; lab report measures the window), %s", total/1e6, len(r.GoodputBps), v)
 }
 
 // prepareOut creates the results directory; an existing non-empty one is
