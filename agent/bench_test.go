@@ -64,7 +64,7 @@ func procMem(t testing.TB, pid int) (rss, hwm, anon, file float64) {
 func BenchmarkAgent100Flows(b *testing.B) {
 	nettest.RequireRoot(b)
 	nettest.RequireTool(b, "iperf3")
-	bin := buildCoopcc(b)
+	bin := nettest.CoopccBinary(b)
 	dir := b.TempDir()
 	key := filepath.Join(dir, "group.key")
 	if err := os.WriteFile(key, []byte(strings.Repeat("a5", 32)), 0o600); err != nil {

@@ -24,17 +24,6 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-// buildCoopcc builds the coopcc binary into a temporary directory.
-func buildCoopcc(t testing.TB) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "coopcc")
-	out, err := exec.Command("go", "build", "-o", bin, "../cmd/coopcc").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build coopcc: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // ifaceWith returns the name of the interface in ns that holds addr.
 func ifaceWith(t testing.TB, ns *nettest.NS, addr string) string {
 	t.Helper()
@@ -163,7 +152,7 @@ func (r *runningAgent) metrics(t testing.TB) string {
 func TestThreeAgentsOnABridge(t *testing.T) {
 	nettest.RequireRoot(t)
 	nettest.RequireTool(t, "iperf3")
-	bin := buildCoopcc(t)
+	bin := nettest.CoopccBinary(t)
 	dir := t.TempDir()
 	key := filepath.Join(dir, "group.key")
 	if err := os.WriteFile(key, []byte(strings.Repeat("5a", 32)+"\n"), 0o600); err != nil {

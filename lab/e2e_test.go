@@ -20,7 +20,7 @@ func TestTinyEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end lab run (about 40 s)")
 	}
-	bin := coopccBinary(t)
+	bin := nettest.CoopccBinary(t)
 	s, err := Load("tiny")
 	if err != nil {
 		t.Fatal(err)

@@ -5,52 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/coopcc/coopcc/internal/nettest"
 	"github.com/coopcc/coopcc/internal/pidlock"
 )
-
-var (
-	buildOnce sync.Once
-	buildBin  string
-	buildErr  error
-)
-
-// coopccBinary builds cmd/coopcc once per test process (the runner starts
-// the emulator and agents as `coopcc emu run` / `coopcc agent`).
-func coopccBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "coopcc-lab-test-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		buildBin = filepath.Join(dir, "coopcc")
-		out, err := exec.Command("go", "build", "-o", buildBin, "github.com/coopcc/coopcc/cmd/coopcc").CombinedOutput()
-		if err != nil {
-			buildErr = &buildError{err, string(out)}
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("build coopcc: %v", buildErr)
-	}
-	return buildBin
-}
-
-type buildError struct {
-	err error
-	out string
-}
-
-func (e *buildError) Error() string { return e.err.Error() + ": " + e.out }
 
 func ownNamespaces(t *testing.T) []string {
 	t.Helper()
@@ -73,7 +36,7 @@ func ownNamespaces(t *testing.T) []string {
 func TestRunnerCancelTearsDown(t *testing.T) {
 	nettest.RequireRoot(t)
 	nettest.RequireTool(t, "iperf3")
-	bin := coopccBinary(t)
+	bin := nettest.CoopccBinary(t)
 	s, err := Parse([]byte(`
 name = "cancel"
 modes = ["cubic", "reno"]
@@ -149,7 +112,7 @@ func csvRows(t *testing.T, path string) ([]string, [][]string) {
 func TestRunnerVeth(t *testing.T) {
 	nettest.RequireRoot(t)
 	nettest.RequireTool(t, "iperf3")
-	bin := coopccBinary(t)
+	bin := nettest.CoopccBinary(t)
 	s, err := Parse([]byte(`
 name = "vethrun"
 modes = ["cubic", "reno"]

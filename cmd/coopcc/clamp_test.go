@@ -70,11 +70,7 @@ func TestClampCleanExitRestores(t *testing.T) {
 	}
 
 	// SIGTERM to the real binary.
-	nettest.RequireTool(t, "go")
-	bin := t.TempDir() + "/coopcc"
-	if b, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, b)
-	}
+	bin := nettest.CoopccBinary(t)
 	cmd := exec.Command(bin, "clamp", "--max", "5", "--netns", ns.Name)
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf

@@ -51,12 +51,12 @@ type RunInfo struct {
 	DurationS     float64        `json:"duration_s"`
 	// Optional: when the run started (flows.csv's Unix times are put on
 	// this clock when present) and "up" or "down".
-	Start     time.Time `json:"start"`
+	Start time.Time `json:"start"`
 	// TrafficStart is when the lab started the traffic schedule: the zero
 	// of every station's start_s/stop_s. Zero in results written before
 	// the lab recorded it (the loader then estimates it).
 	TrafficStart time.Time `json:"traffic_start"`
-	Direction string    `json:"direction,omitempty"`
+	Direction    string    `json:"direction,omitempty"`
 }
 
 // Station describes one terminal of a run.
@@ -67,8 +67,8 @@ type Station struct {
 	// LaunchedS is when the lab actually launched the station's iperf3
 	// client, seconds after TrafficStart (0 when not recorded).
 	LaunchedS float64 `json:"launched_s"`
-	StopS   float64 `json:"stop_s"`
-	PhyMbps float64 `json:"phy_mbps"`
+	StopS     float64 `json:"stop_s"`
+	PhyMbps   float64 `json:"phy_mbps"`
 	// Group is the terminal group the scenario put the station in (e.g.
 	// "managed", "phone-ac"); Mobility its mobility trace ("" = static).
 	Group    string `json:"group,omitempty"`
