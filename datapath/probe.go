@@ -93,14 +93,21 @@ func probeStructOps(missing *[]string) bool {
 	if !ok {
 		return false
 	}
-	spec, err := loadCubic()
+	return tryLoad(loadCubic, "coopcc_cubic object", "CUBIC kfuncs callable from struct_ops (Linux >= 6.10, or x86)", missing)
+}
+
+// tryLoad loads (and releases) one embedded BPF collection to prove the
+// kernel accepts it; on failure it records what is missing: the object
+// itself (what) or the kernel support it needs (need).
+func tryLoad(load func() (*ebpf.CollectionSpec, error), what, need string, missing *[]string) bool {
+	spec, err := load()
 	if err != nil {
-		*missing = append(*missing, fmt.Sprintf("coopcc_cubic object (%v)", err))
+		*missing = append(*missing, fmt.Sprintf("%s (%v)", what, err))
 		return false
 	}
 	coll, err := ebpf.NewCollection(spec)
 	if err != nil {
-		*missing = append(*missing, fmt.Sprintf("CUBIC kfuncs callable from struct_ops (Linux >= 6.10, or x86): load failed: %v", firstLine(err)))
+		*missing = append(*missing, fmt.Sprintf("%s: load failed: %v", need, firstLine(err)))
 		return false
 	}
 	coll.Close()
@@ -116,18 +123,7 @@ func probeSockops(missing *[]string) bool {
 		*missing = append(*missing, fmt.Sprintf("BPF sockops programs (%v)", err))
 		return false
 	}
-	spec, err := loadSockops()
-	if err != nil {
-		*missing = append(*missing, fmt.Sprintf("sockops object (%v)", err))
-		return false
-	}
-	coll, err := ebpf.NewCollection(spec)
-	if err != nil {
-		*missing = append(*missing, fmt.Sprintf("sockops program with sk storage and netns cookie (Linux >= 5.15): load failed: %v", firstLine(err)))
-		return false
-	}
-	coll.Close()
-	return true
+	return tryLoad(loadSockops, "sockops object", "sockops program with sk storage and netns cookie (Linux >= 5.15)", missing)
 }
 
 func firstLine(err error) string {
