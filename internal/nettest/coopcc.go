@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -22,8 +24,12 @@ func CoopccBinary(t testing.TB) string {
 	RequireTool(t, "go")
 	b := &coopccBuild
 	b.once.Do(func() {
-		dir, err := os.MkdirTemp("", "coopcc-test-")
-		if err != nil {
+		// One directory per test process, named by its PID; those of test
+		// processes that have exited (the binary cannot be removed at the
+		// end of one test: later tests use it) are removed here.
+		removeStaleBuilds()
+		dir := filepath.Join(os.TempDir(), fmt.Sprintf("coopcc-test-%d", os.Getpid()))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
 			b.err = err
 			return
 		}
@@ -36,4 +42,15 @@ func CoopccBinary(t testing.TB) string {
 		t.Fatalf("go build coopcc: %v", b.err)
 	}
 	return b.bin
+}
+
+// removeStaleBuilds deletes coopcc-test-PID directories whose process is gone.
+func removeStaleBuilds() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "coopcc-test-*"))
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(d), "coopcc-test-"))
+		if err == nil && pid > 1 && !processAlive(pid) {
+			_ = os.RemoveAll(d)
+		}
+	}
 }
