@@ -192,3 +192,63 @@ func GoodputSeries(ip Iperf, offset float64) []Point {
 	}
 	return out
 }
+
+// GoodputBinS is the bin width of goodput time series: long enough to hold
+// about 20 monitor samples, short enough to show a terminal joining.
+const GoodputBinS = 1.0
+
+// BinnedGoodput returns the goodput of flows in Mbit/s in bins of bin
+// seconds covering [t0, t1): the bytes they acknowledged inside each bin
+// (AckedInWindow) over the bin's length, each point at the bin's middle. A
+// bin can therefore never show more than was acknowledged in it, unlike
+// per-sample rates (sample times jitter) or iperf3's client intervals (for an
+// upload, bytes written into the socket, not delivered).
+func BinnedGoodput(flows []Series, t0, t1, bin float64) []Point {
+	if bin <= 0 || t1 <= t0 {
+		return nil
+	}
+	n := int(math.Ceil((t1 - t0) / bin))
+	out := make([]Point, 0, n)
+	for k := 0; k < n; k++ {
+		a := t0 + float64(k)*bin
+		b := math.Min(a+bin, t1)
+		var bytes float64
+		for _, f := range flows {
+			bytes += AckedInWindow(f, a, b)
+		}
+		out = append(out, Point{T: (a + b) / 2, V: bytes * 8 / (b - a) / 1e6})
+	}
+	return out
+}
+
+// RecordedSpan returns the first and last sample times of the flows (NaN, NaN
+// when there are none).
+func RecordedSpan(flows []Series) (first, last float64) {
+	first, last = math.Inf(1), math.Inf(-1)
+	for _, f := range flows {
+		if n := len(f.Samples); n > 0 {
+			first = math.Min(first, f.Samples[0].T)
+			last = math.Max(last, f.Samples[n-1].T)
+		}
+	}
+	if first > last {
+		return math.NaN(), math.NaN()
+	}
+	return first, last
+}
+
+// AggregateGoodput returns the time series of the aggregate goodput of the
+// run: every station's data flows binned together (BinnedGoodput) from the
+// run's first recorded sample on. Bins start at whole multiples of bin so
+// that the aggregate and the per-station series line up.
+func AggregateGoodput(run Run, bin float64) []Point {
+	var flows []Series
+	for _, st := range stationsOf(run) {
+		flows = append(flows, DataFlows(run.Flows, st.Name)...)
+	}
+	first, last := RecordedSpan(flows)
+	if math.IsNaN(first) {
+		return nil
+	}
+	return BinnedGoodput(flows, math.Floor(first/bin)*bin, last, bin)
+}

@@ -61,7 +61,15 @@ type RunSummary struct {
 	InvalidReason string
 	Stations      []StationSummary
 
-	AggregateMbps    float64 // Σ station goodput
+	// AggregateMbps is the bytes all stations delivered inside their traffic
+	// windows over the length of the union of those windows: with staggered
+	// windows (terminals joining and leaving) summing per-station rates
+	// would add rates that never ran at the same time.
+	AggregateMbps float64
+	// CapacityMbps is the medium's physical ceiling (see Capacity; NaN when
+	// the run does not say its PHY). A run whose aggregate exceeds it is
+	// marked invalid: that is a measurement bug, not a result.
+	CapacityMbps     float64
 	Jain             float64
 	WeightedFairness float64 // NaN unless every station's MaxMbps is known
 	ManagedMbps      float64 // mean goodput of managed stations (NaN if none)
@@ -122,6 +130,7 @@ func Summarize(run Run, rule LossRule) RunSummary {
 	}
 
 	var allRTT, goodputs, managed, unmanaged, xs, maxs []float64
+	var windows []stationWindow
 	byGroup := map[string][]float64{}
 	haveAllMax := true
 	for _, st := range stationsOf(run) {
@@ -185,6 +194,7 @@ func Summarize(run Run, rule LossRule) RunSummary {
 		}
 		if !math.IsNaN(ss.GoodputMbps) {
 			goodputs = append(goodputs, ss.GoodputMbps)
+			windows = append(windows, stationWindow{st.StartS, st.StopS, ss.GoodputMbps})
 			if st.Managed {
 				managed = append(managed, ss.GoodputMbps)
 			} else {
@@ -199,8 +209,18 @@ func Summarize(run Run, rule LossRule) RunSummary {
 	}
 	rs.AggregateMbps, rs.Jain = math.NaN(), math.NaN()
 	if len(goodputs) > 0 {
-		rs.AggregateMbps = sum(goodputs)
+		rs.AggregateMbps = unionAggregate(windows)
 		rs.Jain = Jain(goodputs)
+	}
+	rs.CapacityMbps = math.NaN()
+	if c, ok, err := Capacity(info); err != nil {
+		reasons = append(reasons, err.Error())
+	} else if ok {
+		rs.CapacityMbps = c
+		if rs.AggregateMbps > c*(1+CapacityTolerance) {
+			rs.Valid = false
+			reasons = append(reasons, fmt.Sprintf("aggregate %.1f Mbit/s is above what the medium can carry (%.1f Mbit/s): a measurement error, not a result", rs.AggregateMbps, c))
+		}
 	}
 	rs.ManagedMbps, rs.UnmanagedMbps = StatOf(managed).Mean, StatOf(unmanaged).Mean
 	rs.GroupMbps, rs.GroupCount = map[string]float64{}, map[string]int{}
@@ -214,6 +234,44 @@ func Summarize(run Run, rule LossRule) RunSummary {
 	rs.RTT = PercentilesOf(allRTT)
 	rs.InvalidReason = strings.Join(reasons, "; ")
 	return rs
+}
+
+// stationWindow is one station's traffic window and its goodput over it.
+type stationWindow struct{ start, stop, mbps float64 }
+
+// unionAggregate returns Σ mbpsᵢ·lenᵢ / |∪ windows|: the delivered bits over
+// the time any station was scheduled to send. When a station has no window
+// (older results) it falls back to the plain sum of rates.
+func unionAggregate(ws []stationWindow) float64 {
+	var bits float64
+	for _, w := range ws {
+		if w.stop <= w.start {
+			total := 0.0
+			for _, v := range ws {
+				total += v.mbps
+			}
+			return total
+		}
+		bits += w.mbps * (w.stop - w.start)
+	}
+	sorted := append([]stationWindow(nil), ws...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].start < sorted[j].start })
+	union, curStart, curStop := 0.0, math.Inf(-1), math.Inf(-1)
+	for _, w := range sorted {
+		if w.start > curStop {
+			if curStop > curStart {
+				union += curStop - curStart
+			}
+			curStart, curStop = w.start, w.stop
+			continue
+		}
+		curStop = math.Max(curStop, w.stop)
+	}
+	union += curStop - curStart
+	if union <= 0 {
+		return math.NaN()
+	}
+	return bits / union
 }
 
 // StationGroup is the station's group for per-group means: its scenario
@@ -475,12 +533,4 @@ func Variant(group string) string {
 		}
 	}
 	return strings.Join(kept, ",")
-}
-
-func sum(xs []float64) float64 {
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	return s
 }

@@ -57,6 +57,22 @@ type RunInfo struct {
 	// the lab recorded it (the loader then estimates it).
 	TrafficStart time.Time `json:"traffic_start"`
 	Direction    string    `json:"direction,omitempty"`
+	// WLAN and Wired describe the medium (see Capacity); zero in results
+	// written before run.json recorded them.
+	WLAN  RunWLAN  `json:"wlan"`
+	Wired RunWired `json:"wired"`
+}
+
+// RunWLAN is the part of run.json's "wlan" the analysis uses.
+type RunWLAN struct {
+	PHY      string  `json:"phy"`       // "802.11g", ...
+	DataMbps float64 `json:"data_mbps"` // default PHY rate (0 = the preset's)
+	AMPDUMax int     `json:"ampdu_max"` // frames per A-MPDU (0 = the preset's)
+}
+
+// RunWired is the part of run.json's "wired" the analysis uses.
+type RunWired struct {
+	RateBps float64 `json:"rate_bps"` // 0 = unlimited
 }
 
 // Station describes one terminal of a run.

@@ -571,19 +571,47 @@ func fileStem(prefix, id string) string {
 	return prefix + "_" + strings.Trim(unsafeName.ReplaceAllString(id, "_"), "_")
 }
 
-// traces: per-terminal goodput (iperf3 intervals), cwnd (with the agent's
-// upper bound), SRTT and CA state of every data flow, and the AP queue, over
+// addAggregate draws the aggregate goodput series (thick grey) and the
+// medium's capacity (dashed, when known) on p, and records the series' rows.
+func addAggregate(p *plot.Plot, agg []analysis.Point, capacityMbps float64, row func(t float64, station, series, v string)) error {
+	var xys plotter.XYs
+	for _, a := range agg {
+		xys = append(xys, plotter.XY{X: a.T, Y: a.V})
+		row(a.T, "all", "aggregate_goodput_mbps", num(a.V))
+	}
+	l, err := plotter.NewLine(finite(xys))
+	if err != nil {
+		return fmt.Errorf("aggregate goodput line: %w", err)
+	}
+	l.LineStyle.Color, l.LineStyle.Width = color.Gray{Y: 120}, vg.Points(2)
+	p.Add(l)
+	p.Legend.Add("aggregate", l)
+	if !math.IsNaN(capacityMbps) && len(xys) > 0 {
+		c := plotter.XYs{{X: xys[0].X, Y: capacityMbps}, {X: xys[len(xys)-1].X, Y: capacityMbps}}
+		cl, err := plotter.NewLine(c)
+		if err != nil {
+			return fmt.Errorf("capacity line: %w", err)
+		}
+		cl.LineStyle.Color, cl.LineStyle.Dashes = color.Gray{Y: 60}, []vg.Length{vg.Points(4), vg.Points(3)}
+		p.Add(cl)
+		p.Legend.Add("medium capacity", cl)
+	}
+	return nil
+}
+
+// traces: per-terminal goodput (bytes acknowledged, binned), cwnd (with the
+// agent's upper bound), SRTT and CA state of every data flow, and the AP queue, over
 // time for one run. Panels without data are left out.
 func (m *model) traces(i int) (*figure, error) {
 	run, sum := m.runs[i], m.sums[i]
 	f := &figure{Name: fileStem("traces", sum.ID), Title: "Goodput, cwnd, RTT, CA state and AP queue: " + sum.ID,
 		Width: 7 * vg.Inch, Height: 2.4 * vg.Inch,
-		Caption: "Goodput: iperf3 intervals per terminal. cwnd, SRTT and CA state: sender-side TCP state of every data flow sampled by the monitor (flows.csv); dotted: the agent's upper bound; CA-state lines are offset slightly per terminal so that they stay apart. AP queue: the emulator's downlink queue (its own clock).",
+		Caption: "Goodput: bytes each terminal's data flows had acknowledged (monitor, flows.csv) in 1 s bins, never more than was acknowledged in a bin; the thick grey line is the aggregate of all terminals (capacity of the medium: dashed, when known). cwnd, SRTT and CA state: sender-side TCP state of every data flow sampled by the monitor (flows.csv); dotted: the agent's upper bound; CA-state lines are offset slightly per terminal so that they stay apart. AP queue: the emulator's downlink queue (its own clock).",
 		Header:  []string{"t_s", "station", "series", "value"}}
 	if !sum.Valid {
 		f.Title += " (INVALID)"
 	}
-	pt := newPanel("", "time (s)", "goodput (Mbit/s)")
+	pt := newPanel("", "time (s)", fmt.Sprintf("goodput (Mbit/s, %g s bins)", analysis.GoodputBinS))
 	pc := newPanel("", "time (s)", "cwnd (segments)")
 	pr := newPanel("", "time (s)", "smoothed RTT (ms)")
 	pa := newPanel("", "time (s)", "CA state")
@@ -593,21 +621,19 @@ func (m *model) traces(i int) (*figure, error) {
 	row := func(t float64, station, series, v string) {
 		f.Rows = append(f.Rows, []string{num(t), station, series, v})
 	}
-	starts := map[string]float64{}
-	for _, st := range run.Info.Stations {
-		starts[st.Name] = st.StartS
-	}
 	haveGoodput, haveFlows, bounds := false, false, false
 	legendPanel := pc
-	for _, st := range sum.Stations {
-		if _, ok := run.Iperf[st.Station]; ok && len(run.Iperf[st.Station].Intervals) > 0 {
-			legendPanel = pt
-		}
+	bin := analysis.GoodputBinS
+	agg := analysis.AggregateGoodput(run, bin)
+	binStart := math.NaN()
+	if len(agg) > 0 {
+		binStart = agg[0].T - bin/2
 	}
 	for si, st := range sum.Stations {
-		if ip, ok := run.Iperf[st.Station]; ok {
+		flows := analysis.DataFlows(run.Flows, st.Station)
+		if _, last := analysis.RecordedSpan(flows); !math.IsNaN(binStart) && !math.IsNaN(last) {
 			var xys plotter.XYs
-			for _, p := range analysis.GoodputSeries(ip, starts[st.Station]) {
+			for _, p := range analysis.BinnedGoodput(flows, binStart, last, bin) {
 				xys = append(xys, plotter.XY{X: p.T, Y: p.V})
 				row(p.T, st.Station, "goodput_mbps", num(p.V))
 			}
@@ -677,6 +703,12 @@ func (m *model) traces(i int) (*figure, error) {
 	}
 	if !haveGoodput && !haveFlows {
 		return nil, nil
+	}
+	if haveGoodput {
+		legendPanel = pt
+		if err := addAggregate(pt, agg, sum.CapacityMbps, row); err != nil {
+			return nil, err
+		}
 	}
 	if bounds {
 		dotted := &plotter.Line{LineStyle: draw.LineStyle{Color: color.Gray{Y: 80}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(1), vg.Points(3)}}}

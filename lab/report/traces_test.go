@@ -1,0 +1,47 @@
+package report
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/coopcc/coopcc/lab/analysis"
+)
+
+// The goodput trace comes from what was acknowledged, never from iperf3's
+// client intervals: for an upload those count bytes written into the socket,
+// which showed 35 Mbit/s on a 24 Mbit/s medium while the socket buffer filled.
+func TestTraceGoodputNeverAboveAcked(t *testing.T) {
+	flow := analysis.Series{Key: analysis.FlowKey{Station: "sta1", Src: "10.0.0.1:40000", Dst: "10.0.1.1:5201"}}
+	for k := 0; k <= 200; k++ { // 10 s at 20 Hz, 20 Mbit/s
+		tm := float64(k) * 0.05
+		flow.Samples = append(flow.Samples, analysis.Sample{T: tm, Cwnd: 10, SRTT: 5e6, BytesAcked: uint64(tm * 20e6 / 8)})
+	}
+	run := analysis.Run{
+		Info: analysis.RunInfo{ID: "mode=cubic,n=1,delay=4ms,rep=1", Mode: "cubic", N: 1, Valid: true,
+			WLAN:     analysis.RunWLAN{PHY: "802.11g"},
+			Stations: []analysis.Station{{Name: "sta1", StartS: 0, StopS: 10, PhyMbps: 54}}},
+		Iperf: map[string]analysis.Iperf{"sta1": {Station: "sta1", ReceivedBytes: 25e6, ReceivedSeconds: 10,
+			Intervals: []analysis.Interval{{Start: 0, End: 1, Bytes: 35e6 / 8}, {Start: 1, End: 2, Bytes: 0}, {Start: 2, End: 3, Bytes: 10e6 / 8}}}},
+		Flows: []analysis.Series{flow},
+	}
+	sum := analysis.Summarize(run, analysis.DefaultLossRule())
+	m := &model{runs: []analysis.Run{run}, sums: []analysis.RunSummary{sum}, series: map[string]int{}}
+	f, err := m.traces(0)
+	if err != nil || f == nil {
+		t.Fatalf("traces: %v, %v", f, err)
+	}
+	n := 0
+	for _, r := range f.Rows {
+		if r[2] != "goodput_mbps" && r[2] != "aggregate_goodput_mbps" {
+			continue
+		}
+		n++
+		v, err := strconv.ParseFloat(r[3], 64)
+		if err != nil || v > 20.01 {
+			t.Errorf("row %v: %v Mbit/s above the 20 Mbit/s acknowledged", r, v)
+		}
+	}
+	if n < 20 {
+		t.Errorf("%d goodput rows, want a per-station and an aggregate series of 10 bins each", n)
+	}
+}
