@@ -238,7 +238,7 @@ func (n *Node) receiveLoop(closing *atomic.Bool) error {
 		}
 		consecutive = 0
 		now := time.Now()
-		s, r := n.table.Receive(now, buf[:k])
+		s, r := n.table.ReceiveFrom(now, from.Addr().Unmap(), buf[:k])
 		if r != OK && r != Self && now.Sub(lastLog) > time.Second { // at most one line a second
 			lastLog = now
 			n.log.Debug("peer: message rejected", "from", from, "reason", r.String(), "sender", s.Sender)

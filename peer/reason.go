@@ -21,6 +21,7 @@ const (
 	Replay                    // sequence number not above the last accepted one of that sender
 	Stale                     // send time outside the receiver's time window
 	RateLimited               // sender exceeded its per-sender rate limit
+	Spoofed                   // sender id is bound to another source address (see Table)
 	numReasons
 )
 
@@ -38,6 +39,7 @@ var reasonNames = [numReasons]string{
 	Replay:      "replay",
 	Stale:       "stale",
 	RateLimited: "rate limited",
+	Spoofed:     "spoofed source",
 }
 
 // String returns the reason's name as used in counters and logs ("bad MAC").

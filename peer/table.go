@@ -2,6 +2,7 @@ package peer
 
 import (
 	"cmp"
+	"net/netip"
 	"slices"
 	"sync"
 	"time"
@@ -99,10 +100,11 @@ func (c Counters) Rejected() uint64 {
 }
 
 type entry struct {
-	last      Status    // last accepted status
-	heard     time.Time // receiver time of the last accepted message
-	maxSent   time.Time // latest send time accepted (replay memory horizon)
-	live      bool      // joined and not yet left
+	src       netip.Addr // source address the sender id is bound to (invalid = unknown)
+	last      Status     // last accepted status
+	heard     time.Time  // receiver time of the last accepted message
+	maxSent   time.Time  // latest send time accepted (replay memory horizon)
+	live      bool       // joined and not yet left
 	tokens    float64
 	tokenTime time.Time
 }
@@ -117,6 +119,14 @@ type entry struct {
 // most MaxPeers entries; a new sender evicts the stalest. Anyone holding the
 // group key can still fill the table with made-up sender ids (and so push
 // real peers out): the key is the trust boundary.
+//
+// A sender id is bound to the source address it was first accepted from
+// (ReceiveFrom): while the id is live, a message carrying it from another
+// address is rejected as Spoofed before its sequence number is looked at, so
+// a key holder cannot silence an honest peer by sending one message with the
+// peer's id and a huge sequence number. The binding moves only after the id
+// went quiet for Expiry (its replay memory is kept). Forging the source
+// address itself is outside what the group key protects (docs/protocol.md §8).
 type Table struct {
 	codec *Codec
 	cfg   TableConfig
@@ -145,6 +155,12 @@ func (t *Table) Config() TableConfig { return t.cfg }
 // It returns the decoded status (zero unless the reason is OK or one of the
 // stateful rejections) and the outcome, which is also counted.
 func (t *Table) Receive(now time.Time, msg []byte) (Status, Reason) {
+	return t.ReceiveFrom(now, netip.Addr{}, msg)
+}
+
+// ReceiveFrom is Receive for a datagram that arrived from src: the sender id
+// is bound to src (see Table). An invalid src skips the binding check.
+func (t *Table) ReceiveFrom(now time.Time, src netip.Addr, msg []byte) (Status, Reason) {
 	s, err := t.codec.Decode(msg)
 	if err != nil {
 		r := ReasonOf(err)
@@ -153,7 +169,7 @@ func (t *Table) Receive(now time.Time, msg []byte) (Status, Reason) {
 		t.mu.Unlock()
 		return Status{}, r
 	}
-	return s, t.Offer(now, s)
+	return s, t.offer(now, src, s)
 }
 
 // Offer applies the stateful rules to a decoded, authenticated status, in
@@ -162,15 +178,19 @@ func (t *Table) Receive(now time.Time, msg []byte) (Status, Reason) {
 // bucket). On OK the peer's entry is updated and may Join (or Leave, for a
 // goodbye). The outcome is counted.
 func (t *Table) Offer(now time.Time, s Status) Reason {
+	return t.offer(now, netip.Addr{}, s)
+}
+
+func (t *Table) offer(now time.Time, src netip.Addr, s Status) Reason {
 	t.mu.Lock()
-	r := t.offerLocked(now, s)
+	r := t.offerLocked(now, src, s)
 	t.counts[r]++
 	t.mu.Unlock()
 	t.flush()
 	return r
 }
 
-func (t *Table) offerLocked(now time.Time, s Status) Reason {
+func (t *Table) offerLocked(now time.Time, src netip.Addr, s Status) Reason {
 	if s.Sender == t.cfg.Self {
 		return Self
 	}
@@ -178,6 +198,12 @@ func (t *Table) offerLocked(now time.Time, s Status) Reason {
 		return Stale
 	}
 	e := t.peers[s.Sender]
+	if e != nil && src.IsValid() && e.src.IsValid() && src != e.src {
+		if now.Sub(e.heard) <= t.cfg.Expiry {
+			return Spoofed
+		}
+		e.src = netip.Addr{} // quiet for Expiry: the id may move (replay memory kept)
+	}
 	if e != nil && s.Seq <= e.last.Seq {
 		return Replay
 	}
@@ -202,6 +228,9 @@ func (t *Table) offerLocked(now time.Time, s Status) Reason {
 		t.leaveLocked(e, now, "expired")
 	}
 	e.last, e.heard = s, now
+	if !e.src.IsValid() {
+		e.src = src
+	}
 	if s.SentAt.After(e.maxSent) {
 		e.maxSent = s.SentAt
 	}

@@ -1,6 +1,7 @@
 package peer
 
 import (
+	"net/netip"
 	"testing"
 	"time"
 )
@@ -160,5 +161,57 @@ func TestTableReceiveCountsDecodeReasons(t *testing.T) {
 	cn := tb.Counters()
 	if cn.ByReason[OK] != 1 || cn.ByReason[Replay] != 1 || cn.ByReason[BadMAC] != 1 || cn.Rejected() != 2 {
 		t.Fatalf("%+v", cn.ByReason)
+	}
+}
+
+// A key holder who sends one message with an honest peer's sender id and a
+// huge sequence number from its own address must not silence that peer: the
+// id is bound to the address it was first heard from.
+func TestTableForgedSequenceCannotSilenceHonestPeer(t *testing.T) {
+	c := NewCodec(testKey, GroupID("lab"))
+	tb := NewTable(c, TableConfig{})
+	honest, attacker := netip.MustParseAddr("10.0.0.2"), netip.MustParseAddr("10.0.0.66")
+	t0 := time.Unix(1_800_000_000, 0)
+	send := func(from netip.Addr, seq uint64, at time.Time) Reason {
+		t.Helper()
+		msg, err := c.Encode(st(42, seq, at, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, r := tb.ReceiveFrom(at, from, msg)
+		return r
+	}
+	if r := send(honest, 1, t0); r != OK {
+		t.Fatalf("honest first message: %v", r)
+	}
+	if r := send(attacker, 1<<62, t0.Add(100*time.Millisecond)); r != Spoofed {
+		t.Fatalf("forged huge sequence from another address: %v, want spoofed", r)
+	}
+	for k := uint64(2); k <= 20; k++ {
+		at := t0.Add(time.Duration(k) * 300 * time.Millisecond)
+		if r := send(honest, k, at); r != OK {
+			t.Fatalf("honest message %d after the forgery: %v", k, r)
+		}
+		if r := send(attacker, 1<<62+k, at); r != Spoofed {
+			t.Fatalf("forgery %d: %v", k, r)
+		}
+	}
+	if got := tb.Counters().ByReason[Spoofed]; got != 20 {
+		t.Errorf("spoofed count %d, want 20", got)
+	}
+	// The honest peer is live and its last status is its own.
+	live := tb.Live(t0.Add(6 * time.Second))
+	if len(live) != 1 || live[0].Seq != 20 {
+		t.Fatalf("live peers %+v, want the honest one at seq 20", live)
+	}
+	// After the id went quiet for longer than Expiry it may move (a peer that
+	// changed address), but its replay memory stays: old sequence numbers are
+	// still replays.
+	later := t0.Add(6*time.Second + DefaultExpiry + time.Millisecond)
+	if r := send(attacker, 5, later); r != Replay {
+		t.Fatalf("quiet id, old sequence from a new address: %v, want replay", r)
+	}
+	if r := send(attacker, 21, later); r != OK {
+		t.Fatalf("quiet id, new sequence from a new address: %v, want ok", r)
 	}
 }
