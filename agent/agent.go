@@ -20,6 +20,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/coopcc/coopcc/policy"
 )
 
 // FlowSource gives snapshots of this host's TCP flows (monitor.Monitor).
@@ -324,14 +326,17 @@ func (a *Agent) Tick(now time.Time) {
 	a.mu.Unlock()
 }
 
-// decide calls the policy, turning a panic into an error (fail open).
+// decide calls the policy on the view with its peers' reports made
+// plausible, and keeps the bounds it returns in the sane range
+// (policy.SanitizeView, policy.ClampDecision: whatever a key holder reports,
+// no bound leaves that range). A panic becomes an error (fail open).
 func decide(p Policy, v View) (d Decision, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("policy %s panicked: %v", p.Name(), r)
 		}
 	}()
-	return p.Decide(v), nil
+	return policy.ClampDecision(p.Decide(policy.SanitizeView(v)), v, policy.MinHiOf(p)), nil
 }
 
 // apply makes the datapath hold exactly desired, logs an event per change and

@@ -236,6 +236,9 @@ type hayakawa2016 struct {
 	last Decision
 }
 
+// MinHi lets the paper's "cwnd 1" through ClampDecision (papers/001).
+func (h *hayakawa2016) MinHi() uint32 { return 1 }
+
 func (h *hayakawa2016) Name() string { return "hayakawa2016" }
 
 func (h *hayakawa2016) bwmax() float64 {
