@@ -474,7 +474,7 @@ func mustAddr(s string) netip.Addr { return netip.MustParseAddr(s) }
 func TestReloadKeepsUnchangedPolicy(t *testing.T) {
 	builds := 0
 	cfg := Defaults()
-	cfg.Iface, cfg.Group.KeyFile = "wlan0", "k"
+	cfg.Iface, cfg.Group.KeyFile, cfg.Policy.Name = "wlan0", "k", "static"
 	cfg.Policy.Params = map[string]any{"static_hi": int64(7)}
 	a, err := New(cfg, Deps{Flows: &memFlows{}, Datapath: &memDatapath{}, Peers: &memPeers{},
 		NewPolicy: func(string, map[string]any) (Policy, error) { builds++; return &nPolicy{}, nil }})

@@ -94,7 +94,7 @@ func BenchmarkAgent100Flows(b *testing.B) {
 	b.ReportMetric(anon/1e6, "anonRSS_MB")
 	b.ReportMetric(file/1e6, "fileRSS_MB")
 	b.ReportMetric(float64(len(r.Flows)), "managed_flows")
-	b.ReportMetric(float64(r.TickTime.Microseconds()), "tick_µs")
+	b.ReportMetric(float64(r.TickTimeUs), "tick_µs")
 	b.Logf("flows %d (active %d), ticks %d, last tick %v, CPU %.2f%% of a core over %v, RSS %.1f MB (anonymous %.1f, file %.1f; peak %.1f MB)",
-		len(r.Flows), r.Own.ActiveFlows, r.Counts.Ticks, r.TickTime, 100*cpu, window, rss/1e6, anon/1e6, file/1e6, hwm/1e6)
+		len(r.Flows), r.Own.ActiveFlows, r.Counts.Ticks, time.Duration(r.TickTimeUs)*time.Microsecond, 100*cpu, window, rss/1e6, anon/1e6, file/1e6, hwm/1e6)
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/coopcc/coopcc/policy"
 )
 
 // Duration is a time.Duration that reads and writes as a Go duration string
@@ -270,6 +272,8 @@ func (c Config) Validate() error {
 	}
 	if c.Policy.Name == "" {
 		bad("policy.name is empty: set --policy NAME")
+	} else if err := checkParamKeys(c.Policy.Name, c.Policy.Params); err != nil {
+		errs = append(errs, err)
 	}
 	for _, s := range c.Managed.Dst {
 		if _, err := parsePrefix(s); err != nil {
@@ -337,6 +341,28 @@ func (c Config) Encode() ([]byte, error) {
 		return nil, fmt.Errorf("encode config: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// checkParamKeys refuses policy parameters the named policy does not read
+// (e.g. static_hi with coop), which would otherwise be silently ignored.
+// Unknown policy names are left to the policy constructor.
+func checkParamKeys(name string, params map[string]any) error {
+	known, err := policy.ParamKeys(name)
+	if err != nil {
+		return nil
+	}
+	var wrong []string
+	for k := range params {
+		if !slices.Contains(known, k) {
+			wrong = append(wrong, k)
+		}
+	}
+	if len(wrong) == 0 {
+		return nil
+	}
+	slices.Sort(wrong)
+	return fmt.Errorf("policy %s does not use parameter %s: its parameters are %s (docs/policies.md)",
+		name, strings.Join(wrong, ", "), strings.Join(known, ", "))
 }
 
 // DecodePolicyParams decodes Policy.Params strictly into dst (a pointer to

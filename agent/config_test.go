@@ -47,7 +47,7 @@ interval = "200ms"
 [policy]
 name = "hayakawa2016"
 [policy.params]
-bwmax_mbps = 19.0
+bwmax = 19e6
 [managed]
 dst = ["10.0.0.0/8", "2001:db8::1"]
 ports = [5201]
@@ -65,7 +65,7 @@ max_cost = 0.1
 		t.Fatal(err)
 	}
 	if c.Group.ID != "lab" || c.Group.Interval.Duration != 200*time.Millisecond || c.Policy.Name != "hayakawa2016" ||
-		c.Policy.Params["bwmax_mbps"] != 19.0 || c.Monitor.Interval.Duration != 250*time.Millisecond || !c.Guard.Enabled || c.Guard.MaxCost != 0.1 {
+		c.Policy.Params["bwmax"] != 19e6 || c.Monitor.Interval.Duration != 250*time.Millisecond || !c.Guard.Enabled || c.Guard.MaxCost != 0.1 {
 		t.Fatalf("decoded %+v", c)
 	}
 	if c.Group.Port != 51300 || c.Datapath.Lease.Duration != 3*time.Second {
@@ -208,5 +208,23 @@ func TestExampleConfigIsValid(t *testing.T) {
 	d.Managed.Dst, d.Managed.Ports = c.Managed.Dst, c.Managed.Ports
 	if c.Group != d.Group || c.Datapath != d.Datapath || c.Monitor != d.Monitor || c.Guard != d.Guard || c.Observe != d.Observe || c.Log != d.Log || c.Policy.Name != d.Policy.Name {
 		t.Fatalf("the example's values differ from Defaults():\n%+v\n%+v", c, d)
+	}
+}
+
+// A parameter of another policy is refused with the policy's own list
+// (issue: --policy coop --param static_hi=5 was accepted and ignored).
+func TestParamOfAnotherPolicyRefused(t *testing.T) {
+	c := Defaults()
+	c.Iface, c.Group.KeyFile, c.Policy.Name = "wlan0", "key", "coop"
+	if err := c.SetParam("static_hi=5"); err != nil {
+		t.Fatal(err)
+	}
+	err := c.Validate()
+	if err == nil || !strings.Contains(err.Error(), "policy coop does not use parameter static_hi") || !strings.Contains(err.Error(), "mss, coop") {
+		t.Fatalf("static_hi with coop: %v", err)
+	}
+	c.Policy.Name = "static"
+	if err := c.Validate(); err != nil {
+		t.Fatalf("static_hi with static: %v", err)
 	}
 }

@@ -55,8 +55,12 @@ func (c agentCollector) Collect(ch chan<- prometheus.Metric) {
 	active := 0
 	for _, f := range r.Flows {
 		ch <- prometheus.MustNewConstMetric(mFlowCwnd, g, float64(f.Cwnd), f.Src, f.Dst)
-		ch <- prometheus.MustNewConstMetric(mFlowSRTT, g, f.SRTT.Seconds(), f.Src, f.Dst)
-		ch <- prometheus.MustNewConstMetric(mFlowMinRTT, g, f.MinRTT.Seconds(), f.Src, f.Dst)
+		if f.SRTTUs != nil {
+			ch <- prometheus.MustNewConstMetric(mFlowSRTT, g, float64(*f.SRTTUs)/1e6, f.Src, f.Dst)
+		}
+		if f.MinRTTUs != nil {
+			ch <- prometheus.MustNewConstMetric(mFlowMinRTT, g, float64(*f.MinRTTUs)/1e6, f.Src, f.Dst)
+		}
 		ch <- prometheus.MustNewConstMetric(mFlowRate, g, float64(f.Rate), f.Src, f.Dst)
 		ch <- prometheus.MustNewConstMetric(mFlowLo, g, float64(f.Lo), f.Src, f.Dst)
 		ch <- prometheus.MustNewConstMetric(mFlowHi, g, float64(f.Hi), f.Src, f.Dst)
@@ -96,7 +100,7 @@ func (c agentCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(mErrors, prometheus.CounterValue, float64(r.Counts.DatapathErrors), "datapath")
 	ch <- prometheus.MustNewConstMetric(mErrors, prometheus.CounterValue, float64(r.Counts.PolicyPanics), "policy")
 	ch <- prometheus.MustNewConstMetric(mChanges, prometheus.CounterValue, float64(r.Counts.BoundChanges))
-	ch <- prometheus.MustNewConstMetric(mTickSeconds, g, r.TickTime.Seconds())
+	ch <- prometheus.MustNewConstMetric(mTickSeconds, g, float64(r.TickTimeUs)/1e6)
 	ch <- prometheus.MustNewConstMetric(mBackend, g, 1, r.Backend)
 }
 

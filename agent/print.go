@@ -24,7 +24,7 @@ func PrintStatus(w io.Writer, r StatusReport) {
 		fmt.Fprintf(tw, "guard\toff\t\n")
 	}
 	fmt.Fprintf(tw, "last tick\t%s\t%v, %d ticks, errors monitor %d datapath %d policy %d\n", r.LastTick.Format(time.RFC3339Nano),
-		r.TickTime.Round(time.Microsecond), r.Counts.Ticks, r.Counts.MonitorErrors, r.Counts.DatapathErrors, r.Counts.PolicyPanics)
+		time.Duration(r.TickTimeUs)*time.Microsecond, r.Counts.Ticks, r.Counts.MonitorErrors, r.Counts.DatapathErrors, r.Counts.PolicyPanics)
 	if r.LastError != "" {
 		fmt.Fprintf(tw, "last error\t%s\t\n", r.LastError)
 	}
@@ -55,11 +55,9 @@ func PrintStatus(w io.Writer, r StatusReport) {
 	fmt.Fprintln(w, "\nPEERS")
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SENDER\tFLOWS\tCWND\tSRTT\tMIN RTT\tRATE Mbit/s\tLO\tHI\tPOLICY")
-	fmt.Fprintf(tw, "self\t%d\t%d\t%v\t%v\t%.2f\t%d\t%d\t%s\n", r.Own.ActiveFlows, r.Own.Cwnd, r.Own.SRTT.Round(time.Microsecond),
-		r.Own.MinRTT.Round(time.Microsecond), float64(r.Own.DeliveryRate)*8/1e6, r.Own.Lo, r.Own.Hi, r.Own.Policy)
-	for _, p := range r.Peers {
-		fmt.Fprintf(tw, "%x\t%d\t%d\t%v\t%v\t%.2f\t%d\t%d\t%s\n", p.Sender, p.ActiveFlows, p.Cwnd, p.SRTT.Round(time.Microsecond),
-			p.MinRTT.Round(time.Microsecond), float64(p.DeliveryRate)*8/1e6, p.Lo, p.Hi, p.Policy)
+	for _, p := range append([]PeerReport{r.Own}, r.Peers...) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%.2f\t%d\t%d\t%s\n", p.Sender, p.ActiveFlows, p.Cwnd, usString(p.SRTTUs),
+			usString(p.MinRTTUs), float64(p.DeliveryRate)*8/1e6, p.Lo, p.Hi, p.Policy)
 	}
 	tw.Flush()
 
@@ -67,8 +65,8 @@ func PrintStatus(w io.Writer, r StatusReport) {
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SRC\tDST\tCWND\tLO\tHI\tSRTT\tMIN RTT\tRATE Mbit/s\tACTIVE")
 	for _, f := range r.Flows {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%v\t%v\t%.2f\t%v\n", f.Src, f.Dst, f.Cwnd, f.Lo, f.Hi, f.SRTT.Round(time.Microsecond),
-			f.MinRTT.Round(time.Microsecond), float64(f.Rate)*8/1e6, f.Active)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t%.2f\t%v\n", f.Src, f.Dst, f.Cwnd, f.Lo, f.Hi, usString(f.SRTTUs),
+			usString(f.MinRTTUs), float64(f.Rate)*8/1e6, f.Active)
 	}
 	tw.Flush()
 }

@@ -98,6 +98,9 @@ func Main(ctx context.Context, o Options) (err error) {
 		}
 	}()
 
+	if err := checkPrivileges(); err != nil {
+		return err
+	}
 	lock, err := AcquireLock(cfg.Observe.LockDir)
 	if err != nil {
 		return err

@@ -69,25 +69,25 @@ func (a *Agent) ownStatusLocked(polName string) PeerStatus {
 
 // StatusReport is what `coopcc agent status` shows.
 type StatusReport struct {
-	Time      time.Time         `json:"time"`
-	Iface     string            `json:"iface"`
-	Group     string            `json:"group"`
-	Policy    string            `json:"policy"`
-	PolicyOn  bool              `json:"policy_active"`
-	Reason    string            `json:"reason"`
-	Backend   string            `json:"datapath_backend"`
-	N         int               `json:"n"`
-	Own       PeerStatus        `json:"self"`
-	Peers     []PeerStatus      `json:"peers"`
-	Bounds    []BoundReport     `json:"bounds"`
-	Hits      []HitReport       `json:"bound_hits"`
-	Flows     []FlowReport      `json:"flows"`
-	Guard     *GuardStatus      `json:"guard,omitempty"`
-	Counts    Counts            `json:"counts"`
-	Messages  map[string]uint64 `json:"messages"`
-	LastTick  time.Time         `json:"last_tick"`
-	TickTime  time.Duration     `json:"tick_time_ns"`
-	LastError string            `json:"last_error,omitempty"`
+	Time       time.Time         `json:"time"`
+	Iface      string            `json:"iface"`
+	Group      string            `json:"group"`
+	Policy     string            `json:"policy"`
+	PolicyOn   bool              `json:"policy_active"`
+	Reason     string            `json:"reason"`
+	Backend    string            `json:"datapath_backend"`
+	N          int               `json:"n"`
+	Own        PeerReport        `json:"self"`
+	Peers      []PeerReport      `json:"peers"`
+	Bounds     []BoundReport     `json:"bounds"`
+	Hits       []HitReport       `json:"bound_hits"`
+	Flows      []FlowReport      `json:"flows"`
+	Guard      *GuardStatus      `json:"guard,omitempty"`
+	Counts     Counts            `json:"counts"`
+	Messages   map[string]uint64 `json:"messages"`
+	LastTick   time.Time         `json:"last_tick,omitzero"`
+	TickTimeUs int64             `json:"tick_time_us"`
+	LastError  string            `json:"last_error,omitempty"`
 }
 
 // BoundReport is one entry of the bounds the datapath holds.
@@ -105,16 +105,18 @@ type HitReport struct {
 	HiHits uint64 `json:"hi_hits"`
 }
 
-// FlowReport is one managed flow.
+// FlowReport is one managed flow (keys as in `coopcc mon --json`).
 type FlowReport struct {
-	Src, Dst   string
-	Cwnd       uint32        `json:"cwnd"`
-	SRTT       time.Duration `json:"srtt_ns"`
-	MinRTT     time.Duration `json:"min_rtt_ns"`
-	Rate       uint64        `json:"delivery_rate_Bps"`
-	Active     bool          `json:"active"`
-	AppLimited bool          `json:"app_limited"`
-	Lo, Hi     uint32
+	Src        string `json:"src"`
+	Dst        string `json:"dst"`
+	Cwnd       uint32 `json:"cwnd"`
+	SRTTUs     *int64 `json:"srtt_us,omitempty"`
+	MinRTTUs   *int64 `json:"min_rtt_us,omitempty"`
+	Rate       uint64 `json:"delivery_rate_Bps"`
+	Active     bool   `json:"active"`
+	AppLimited bool   `json:"app_limited"`
+	Lo         uint32 `json:"lo"` // bounds that apply to the flow (0 = none)
+	Hi         uint32 `json:"hi"`
 }
 
 // boundsFor returns the bounds that apply to dst.
@@ -134,11 +136,17 @@ func (a *Agent) Status() StatusReport {
 	r := StatusReport{
 		Time: time.Now(), Iface: a.cfg.Iface, Group: a.cfg.Group.ID, Policy: a.pol.Name(),
 		PolicyOn: a.last.Decision.Active, Reason: a.last.Reason, Backend: a.deps.Datapath.Backend(),
-		N: a.last.N, Own: a.last.Own, Peers: a.last.Peers, Counts: a.counts, Messages: msgs,
-		LastTick: a.last.At, TickTime: a.last.TickTime, LastError: a.last.Err,
+		N: a.last.N, Own: peerReport(a.last.Own, true), Peers: []PeerReport{}, Counts: a.counts, Messages: msgs,
+		LastTick: a.last.At, TickTimeUs: a.last.TickTime.Microseconds(), LastError: a.last.Err,
+		Bounds: []BoundReport{}, Hits: []HitReport{}, Flows: []FlowReport{},
+	}
+	if r.Messages == nil {
+		r.Messages = map[string]uint64{}
+	}
+	for _, p := range a.last.Peers {
+		r.Peers = append(r.Peers, peerReport(p, false))
 	}
 	for d, b := range a.applied {
-
 		r.Bounds = append(r.Bounds, BoundReport{Dst: eventDst(d), Lo: b.Lo, Hi: b.Hi})
 	}
 	slices.SortFunc(r.Bounds, func(x, y BoundReport) int { return strings.Compare(x.Dst, y.Dst) })
@@ -148,7 +156,7 @@ func (a *Agent) Status() StatusReport {
 	slices.SortFunc(r.Hits, func(x, y HitReport) int { return strings.Compare(x.Dst, y.Dst) })
 	for _, f := range a.last.Flows {
 		b := a.boundsForLocked(f.Dst.Addr())
-		r.Flows = append(r.Flows, FlowReport{Src: f.Src.String(), Dst: f.Dst.String(), Cwnd: f.Cwnd, SRTT: f.SRTT, MinRTT: f.MinRTT,
+		r.Flows = append(r.Flows, FlowReport{Src: f.Src.String(), Dst: f.Dst.String(), Cwnd: f.Cwnd, SRTTUs: usOrNil(f.SRTT), MinRTTUs: usOrNil(f.MinRTT),
 			Rate: f.DeliveryRate, Active: isActive(f), AppLimited: f.AppLimited, Lo: b.Lo, Hi: b.Hi})
 	}
 	if a.guard != nil {

@@ -158,6 +158,26 @@ func (p Params) Validate() error {
 	return p.Coop.Validate()
 }
 
+// paramKeys are the Params keys (toml names) each policy reads besides mss.
+var paramKeys = map[string][]string{
+	"static":       {"static_lo", "static_hi"},
+	"hirai2013":    {"bwmax", "alpha", "hirai_interval"},
+	"hayakawa2015": {"eval_interval"},
+	"hayakawa2016": {"bwmax", "eval_interval", "segment_bytes", "hayakawa2016_exponent", "hayakawa2016_on", "hayakawa2016_cut"},
+	"coop":         {"coop"},
+}
+
+// ParamKeys returns the Params keys (toml names: "static_hi", "coop", ...)
+// that the named policy reads, so that a key meant for another policy is
+// refused instead of silently ignored.
+func ParamKeys(name string) ([]string, error) {
+	ks, ok := paramKeys[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown policy %q: use one of %s", name, strings.Join(Names(), ", "))
+	}
+	return append([]string{"mss"}, ks...), nil
+}
+
 // Names lists the known policy names.
 func Names() []string {
 	return []string{"static", "hirai2013", "hayakawa2015", "hayakawa2016", "coop"}

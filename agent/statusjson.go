@@ -1,0 +1,64 @@
+package agent
+
+import (
+	"fmt"
+	"time"
+)
+
+// PeerReport is one terminal's status as `coopcc agent status --json` shows
+// it, in the conventions of `coopcc mon --json`: snake_case keys, units in
+// the names (µs, bytes/s as _Bps, segments unsuffixed), sender ids as
+// 16-digit hex strings (a 64-bit integer does not survive jq or JavaScript),
+// and no zero value standing for "none": fields that do not apply are left
+// out. docs/agent.md has an example.
+type PeerReport struct {
+	Sender       string     `json:"sender"` // "self" for this terminal
+	Seq          uint64     `json:"seq,omitempty"`
+	SentAt       *time.Time `json:"sent_at,omitempty"` // sender's clock; absent for self
+	ActiveFlows  uint32     `json:"active_flows"`
+	Cwnd         uint32     `json:"cwnd"`
+	SRTTUs       *int64     `json:"srtt_us,omitempty"`    // absent when unknown
+	MinRTTUs     *int64     `json:"min_rtt_us,omitempty"` // absent when unknown
+	DeliveryRate uint64     `json:"delivery_rate_Bps"`
+	DemandBytes  uint64     `json:"demand_bytes"`
+	AppLimited   bool       `json:"app_limited"`
+	Capability   uint64     `json:"capability_Bps,omitempty"` // absent when unknown
+	Lo           uint32     `json:"lo"`                       // 0 = no lower bound
+	Hi           uint32     `json:"hi"`                       // 0 = no upper bound
+	Policy       string     `json:"policy"`
+}
+
+// peerReport converts a peer status (self when self is true).
+func peerReport(s PeerStatus, self bool) PeerReport {
+	r := PeerReport{Sender: "self", ActiveFlows: s.ActiveFlows, Cwnd: s.Cwnd, SRTTUs: usOrNil(s.SRTT),
+		MinRTTUs: usOrNil(s.MinRTT), DeliveryRate: s.DeliveryRate, DemandBytes: s.Demand, AppLimited: s.AppLimited,
+		Capability: s.Capability, Lo: s.Lo, Hi: s.Hi, Policy: s.Policy}
+	if !self {
+		r.Sender = SenderID(s.Sender)
+		r.Seq = s.Seq
+		if !s.SentAt.IsZero() {
+			t := s.SentAt
+			r.SentAt = &t
+		}
+	}
+	return r
+}
+
+// SenderID formats a peer sender id as the status, logs and events show it.
+func SenderID(id uint64) string { return fmt.Sprintf("%016x", id) }
+
+func usOrNil(d time.Duration) *int64 {
+	if d <= 0 {
+		return nil
+	}
+	us := d.Microseconds()
+	return &us
+}
+
+// usString formats an optional µs value for the text table ("-" = unknown).
+func usString(us *int64) string {
+	if us == nil {
+		return "-"
+	}
+	return (time.Duration(*us) * time.Microsecond).String()
+}
