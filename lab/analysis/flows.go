@@ -237,18 +237,69 @@ func RecordedSpan(flows []Series) (first, last float64) {
 	return first, last
 }
 
-// AggregateGoodput returns the time series of the aggregate goodput of the
-// run: every station's data flows binned together (BinnedGoodput) from the
-// run's first recorded sample on. Bins start at whole multiples of bin so
-// that the aggregate and the per-station series line up.
-func AggregateGoodput(run Run, bin float64) []Point {
-	var flows []Series
+// GoodputTraces returns every station's goodput over time and the
+// aggregate, in bins of bin seconds from the run's first recorded sample
+// (bins start at whole multiples of bin). Each bin holds the bytes the
+// station's data flows had acknowledged in it (BinnedGoodput). Cumulative
+// ACKs arrive in bursts — when a retransmission fills a hole and a
+// window's worth of SACKed data is acknowledged at once, or when the AP's
+// backlog of ACKs drains — so a bin can hold more than the medium can carry
+// in one bin. When the run's capacity is known (Capacity), the bytes of a
+// bin above it are moved back into the bins before it, split among the
+// stations as they were acknowledged: data acknowledged by t crossed the
+// medium before t, so this only undoes the burst, and every station keeps
+// exactly the bytes it had acknowledged.
+func GoodputTraces(run Run, bin float64) (perStation map[string][]Point, aggregate []Point) {
+	var all []Series
+	byStation := map[string][]Series{}
 	for _, st := range stationsOf(run) {
-		flows = append(flows, DataFlows(run.Flows, st.Name)...)
+		fl := DataFlows(run.Flows, st.Name)
+		byStation[st.Name] = fl
+		all = append(all, fl...)
 	}
-	first, last := RecordedSpan(flows)
-	if math.IsNaN(first) {
-		return nil
+	first, last := RecordedSpan(all)
+	if math.IsNaN(first) || bin <= 0 {
+		return nil, nil
 	}
-	return BinnedGoodput(flows, math.Floor(first/bin)*bin, last, bin)
+	t0 := math.Floor(first/bin) * bin
+	n := max(1, int(math.Ceil((last-t0)/bin-1e-9)))
+	t1 := t0 + float64(n)*bin // whole bins: rates of equal-width bins can be moved between them
+	perStation = map[string][]Point{}
+	for name, fl := range byStation {
+		if len(fl) > 0 {
+			perStation[name] = BinnedGoodput(fl, t0, t1, bin)
+		}
+	}
+	aggregate = make([]Point, n)
+	for k := range aggregate {
+		aggregate[k].T = t0 + (float64(k)+0.5)*bin
+		for _, pts := range perStation {
+			aggregate[k].V += pts[k].V
+		}
+	}
+	if c, ok, err := Capacity(run.Info); err == nil && ok {
+		spreadBursts(aggregate, perStation, c)
+	}
+	return perStation, aggregate
+}
+
+// spreadBursts moves what a bin of agg holds above capacity (Mbit/s) into
+// the bin before it, from the last bin to the first, taking it from each
+// station's series in proportion to its part of the bin. The bins have
+// equal width, so moving a rate moves bytes; the first bin keeps what it
+// cannot pass on.
+func spreadBursts(agg []Point, per map[string][]Point, capacity float64) {
+	for k := len(agg) - 1; k > 0; k-- {
+		excess := agg[k].V - capacity
+		if excess <= 0 {
+			continue
+		}
+		for _, pts := range per {
+			moved := excess * pts[k].V / agg[k].V
+			pts[k].V -= moved
+			pts[k-1].V += moved
+		}
+		agg[k].V = capacity
+		agg[k-1].V += excess
+	}
 }

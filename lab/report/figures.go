@@ -606,7 +606,7 @@ func (m *model) traces(i int) (*figure, error) {
 	run, sum := m.runs[i], m.sums[i]
 	f := &figure{Name: fileStem("traces", sum.ID), Title: "Goodput, cwnd, RTT, CA state and AP queue: " + sum.ID,
 		Width: 7 * vg.Inch, Height: 2.4 * vg.Inch,
-		Caption: "Goodput: bytes each terminal's data flows had acknowledged (monitor, flows.csv) in 1 s bins, never more than was acknowledged in a bin; the thick grey line is the aggregate of all terminals (capacity of the medium: dashed, when known). cwnd, SRTT and CA state: sender-side TCP state of every data flow sampled by the monitor (flows.csv); dotted: the agent's upper bound; CA-state lines are offset slightly per terminal so that they stay apart. AP queue: the emulator's downlink queue (its own clock).",
+		Caption: "Goodput: bytes each terminal's data flows had acknowledged (monitor, flows.csv) in 1 s bins; acknowledgement bursts above the medium's capacity (dashed) are moved back into the bins before them (analysis.GoodputTraces); the thick grey line is the aggregate of all terminals. cwnd, SRTT and CA state: sender-side TCP state of every data flow sampled by the monitor (flows.csv); dotted: the agent's upper bound; CA-state lines are offset slightly per terminal so that they stay apart. AP queue: the emulator's downlink queue (its own clock).",
 		Header:  []string{"t_s", "station", "series", "value"}}
 	if !sum.Valid {
 		f.Title += " (INVALID)"
@@ -623,25 +623,17 @@ func (m *model) traces(i int) (*figure, error) {
 	}
 	haveGoodput, haveFlows, bounds := false, false, false
 	legendPanel := pc
-	bin := analysis.GoodputBinS
-	agg := analysis.AggregateGoodput(run, bin)
-	binStart := math.NaN()
-	if len(agg) > 0 {
-		binStart = agg[0].T - bin/2
-	}
+	perStation, agg := analysis.GoodputTraces(run, analysis.GoodputBinS)
 	for si, st := range sum.Stations {
-		flows := analysis.DataFlows(run.Flows, st.Station)
-		if _, last := analysis.RecordedSpan(flows); !math.IsNaN(binStart) && !math.IsNaN(last) {
-			var xys plotter.XYs
-			for _, p := range analysis.BinnedGoodput(flows, binStart, last, bin) {
-				xys = append(xys, plotter.XY{X: p.T, Y: p.V})
-				row(p.T, st.Station, "goodput_mbps", num(p.V))
-			}
-			if len(xys) > 0 {
-				haveGoodput = true
-				if err := addLine(pt, si, st.Station, xys, false); err != nil {
-					return nil, err
-				}
+		var xys plotter.XYs
+		for _, p := range perStation[st.Station] {
+			xys = append(xys, plotter.XY{X: p.T, Y: p.V})
+			row(p.T, st.Station, "goodput_mbps", num(p.V))
+		}
+		if len(xys) > 0 {
+			haveGoodput = true
+			if err := addLine(pt, si, st.Station, xys, false); err != nil {
+				return nil, err
 			}
 		}
 		for fi, fl := range analysis.DataFlows(run.Flows, st.Station) {
