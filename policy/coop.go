@@ -53,9 +53,12 @@ type CoopParams struct {
 	WeightByCapability bool `toml:"weight_by_capability" json:"weight_by_capability,omitempty"`
 	// DisableSoloFloor turns off the lower bound set when no peer is heard.
 	DisableSoloFloor bool `toml:"disable_solo_floor" json:"disable_solo_floor,omitempty"`
-	// OffRatio, OffAfter, OffFor: switch coop off for OffFor when the group's
-	// ratio stays above OffRatio × TargetRatio for OffAfter without improving
-	// by 10 %. Defaults 2, 10 s, 30 s. DisableSwitchOff keeps coop on.
+	// OffRatio, OffAfter, OffFor: competitive mode (coop_compete.go). When
+	// the group's queueing delay exceeds OffRatio × its target and has not
+	// shrunk (to 80 %) after coop cut its capacity estimate by a third, at
+	// least OffAfter and two RTTs later, coop releases its bounds for OffFor
+	// (doubling, up to 8×, while the queue stays inelastic). Defaults 2,
+	// 1 s, 30 s. DisableSwitchOff keeps coop on.
 	OffRatio         float64       `toml:"off_ratio" json:"off_ratio,omitempty"`
 	OffAfter         time.Duration `toml:"off_after" json:"off_after,omitempty"`
 	OffFor           time.Duration `toml:"off_for" json:"off_for,omitempty"`
@@ -84,7 +87,7 @@ func (c CoopParams) Defaults() CoopParams {
 		c.QueueSegments = 2
 	}
 	if c.OffAfter <= 0 {
-		c.OffAfter = 10 * time.Second
+		c.OffAfter = time.Second
 	}
 	if c.OffFor <= 0 {
 		c.OffFor = 30 * time.Second
@@ -158,11 +161,11 @@ type coop struct {
 	// flow) and the target queueing delay, kept for tests and reasons.
 	targets map[netip.Addr]float64
 	dStar   time.Duration
-	// Switch-off state: since when the ratio has been stuck above
-	// OffRatio × target (and the smallest ratio since then), and until when
-	// coop is off.
-	stuckSince, offUntil time.Time
-	stuckMin             float64
+	// comp is the competitive-mode (switch-off) state; peakRate a slowly
+	// decaying maximum of this terminal's delivery rate (×0.995 per
+	// evaluation, half-life 69 s at 0.5 s), restored when coop competes.
+	comp     compete
+	peakRate float64
 }
 
 func newCoop(p Params) *coop {
@@ -231,6 +234,7 @@ func (c *coop) Decide(v View) Decision {
 		}
 	}
 	self.queue = median(selfQ)
+	c.peakRate = max(c.peakRate*0.995, self.rate)
 	terms := append([]terminal{self}, peers...)
 
 	// Group delay statistics, in seconds (float: no overflow on huge inputs).
@@ -282,40 +286,29 @@ func (c *coop) Decide(v View) Decision {
 	inflated := d >= dStar
 
 	// The capacity floor is HiFloor segments per terminal per base RTT, the
-	// least the windows carry anyway.
+	// least the windows carry anyway: a cut below it changes no window, so
+	// the elasticity test sees the capacity the windows actually follow.
 	floor := float64(cp.HiFloor) * mssF * nTerms / rbar
-
-	// Switching off when it does not help (papers/004 §VI): the group's RTT
-	// stays above OffRatio × the ratio our own windows can explain for
-	// OffAfter without improving (by 10 %) — queues filled by hosts without
-	// coopcc, or a bottleneck elsewhere. Then no bounds for OffFor, and a
-	// fresh start (the capacity is measured again). The windows explain
-	// ρ_exp = ρ_t·max(C, floor)/measured (ρ_t the target ratio in effect):
-	// when HiFloor binds (tiny BDPs, e.g. 4 ms paths) the queue it causes is
-	// ours and is no reason to switch off.
-	expected := targetRatio
-	if measured > 0 && c.capacity > 0 {
-		expected = max(expected, targetRatio*max(c.capacity, floor)/measured)
+	effective := 0.0
+	if c.capacity > 0 {
+		effective = max(c.capacity, floor)
 	}
+
+	// Switching off when it does not help (papers/004 §VI): when the queue
+	// does not shrink while the cooperating group cuts its windows, it is
+	// not ours (compete, coop_compete.go): no bounds for the off period,
+	// then a fresh start (the capacity is measured again).
 	if !cp.DisableSwitchOff {
-		if !c.offUntil.IsZero() {
-			if v.Now.Before(c.offUntil) && !v.Now.Before(c.offUntil.Add(-cp.OffFor)) {
-				c.last = Decision{Reason: fmt.Sprintf("coop: switched off until %s: ratio stayed high for %v despite bounds (hosts without coopcc, or a bottleneck elsewhere?); now ratio %.2f",
-					c.offUntil.Format(time.RFC3339), cp.OffAfter, ratio)}
-				return copyDecision(c.last)
-			}
-			c.offUntil, c.stuckSince, c.capacity = time.Time{}, time.Time{}, 0
+		if off, why := c.comp.off(v.Now); off {
+			c.last = Decision{Reason: fmt.Sprintf("%s; now ratio %.2f", why, ratio)}
+			return copyDecision(c.last)
 		}
-		switch {
-		case c.capacity == 0 || ratio <= cp.OffRatio*expected:
-			c.stuckSince = time.Time{}
-		case c.stuckSince.IsZero() || v.Now.Before(c.stuckSince) || ratio < 0.9*c.stuckMin:
-			c.stuckSince, c.stuckMin = v.Now, ratio
-		case v.Now.Sub(c.stuckSince) >= cp.OffAfter:
-			c.offUntil = v.Now.Add(cp.OffFor)
-			c.capacity, c.stuckSince = 0, time.Time{}
-			c.last = Decision{Reason: fmt.Sprintf("coop: switching off until %s: ratio %.2f stayed above %.2f for %v despite bounds (hosts without coopcc, or a bottleneck elsewhere?)",
-				c.offUntil.Format(time.RFC3339), ratio, cp.OffRatio*expected, cp.OffAfter)}
+		if c.comp.retry(v.Now) {
+			c.capacity = 0
+		}
+		if why := c.comp.observe(v.Now, cp, d, dStar, rbar, effective, floor); why != "" {
+			c.capacity = 0
+			c.last = c.restore(gs, why)
 			return copyDecision(c.last)
 		}
 	}
@@ -357,7 +350,8 @@ func (c *coop) Decide(v View) Decision {
 		}
 		// Only a guard against 0: a low C raises d* (QueueSegments per
 		// terminal at C), so the queue counts as below target and C grows.
-		c.capacity = max(c.capacity, nTerms*mssF)
+		// While the elasticity test runs, one cut is the probe (compete.hold).
+		c.capacity = max(c.capacity, nTerms*mssF, c.comp.hold())
 	}
 	// The windows below use the target for the new estimate.
 	dStar = targetQueue(c.capacity)
@@ -506,9 +500,30 @@ func (c *coop) solo(gs []dstGroup, prefix string) Decision {
 	return decision(per, reason)
 }
 
+// restore is the decision of the evaluation that enters competitive mode: no
+// upper bound, and for this one evaluation a lower bound that puts every
+// flow back at its part of the terminal's recent peak rate at today's RTT,
+// so the kernel's CUBIC competes from where the terminal was before the
+// group cut its windows, not from the squeezed window (CUBIC regrows a
+// window slowly at seconds of RTT). Later evaluations set no bound at all.
+func (c *coop) restore(gs []dstGroup, why string) Decision {
+	flows := 0
+	for _, g := range gs {
+		flows += g.Flows
+	}
+	per := map[netip.Addr]Bounds{}
+	var parts []string
+	for _, g := range gs {
+		lo := toSegments(c.peakRate / float64(max(flows, 1)) * g.SRTT.Seconds() / float64(max(g.MSS, 1)))
+		per[g.Dst] = Bounds{Lo: lo}
+		parts = append(parts, fmt.Sprintf("%s: lo %d (peak %.0f B/s)", dstName(g.Dst), lo, c.peakRate))
+	}
+	return decision(per, why+"; restoring "+strings.Join(parts, ", "))
+}
+
 func (c *coop) reset() {
 	c.tick = cadence{}
-	c.stuckSince, c.offUntil = time.Time{}, time.Time{}
+	c.comp, c.peakRate = compete{}, 0
 	c.capacity = 0
 	c.last = Decision{}
 	clear(c.rateMem)

@@ -117,7 +117,10 @@ func TestCoopOwnAppLimitedFlowMayGrowToItsShare(t *testing.T) {
 }
 
 func TestCoopBoundsShrinkAsRatioRises(t *testing.T) {
-	c := newCoopT(t, Params{})
+	// The control law alone: the inputs are not a closed loop (the queue
+	// does not respond to the cuts), which the competitive-mode test would
+	// rightly read as a queue that is not ours.
+	c := newCoopT(t, Params{Coop: CoopParams{DisableSwitchOff: true}})
 	base := 256 * time.Millisecond
 	prev := uint32(math.MaxUint32)
 	for i, ratio := range []float64{2, 2.5, 3, 4, 6, 8, 12} {
@@ -159,7 +162,8 @@ func TestCoopSwitchesOffWhenItCannotDrainTheQueue(t *testing.T) {
 			Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: base + q, MinRTT: base, DeliveryRate: 1e6}},
 			Peers: []PeerView{inflatedPeer(base, q, 1e6)}})
 	}
-	// Draining (ratio falling by > 10 % per step) never switches off.
+	// A queue that drains as coop cuts (ratio falling 15 % per step) is ours:
+	// never off.
 	r := 40.0
 	for s := 0.0; s < 15; s += 0.5 {
 		if d := at(s, r); !d.Active {
@@ -167,21 +171,46 @@ func TestCoopSwitchesOffWhenItCannotDrainTheQueue(t *testing.T) {
 		}
 		r = max(r*0.85, 1.25)
 	}
-	// Stuck at ratio 6 (> 2 × 1.25) from t = 15 s: off after 10 s.
-	for s := 15.0; s < 25; s += 0.5 {
+	// A queue stuck at ratio 6 from t = 15 s although coop keeps cutting:
+	// competitive mode once the cut reached a third and two RTTs passed
+	// (OffAfter 1 s dominates at 50 ms), well before the old 10 s.
+	offAt := -1.0
+	for s := 15.0; s < 20; s += 0.5 {
 		if d := at(s, 6); !d.Active {
-			t.Fatalf("t=%.1f: off after only %.1f s stuck", s, s-15)
+			if !strings.Contains(d.Reason, "competing") {
+				t.Fatalf("t=%.1f: off without saying why: %q", s, d.Reason)
+			}
+			offAt = s
+			break
 		}
 	}
-	if d := at(25, 6); d.Active || !strings.Contains(d.Reason, "switching off") {
-		t.Fatalf("t=25: still on after 10 s stuck: %q", d.Reason)
+	if offAt < 16 || offAt > 18 {
+		t.Fatalf("competitive mode at t=%.1f, want 1–3 s after the queue stuck at t=15", offAt)
 	}
-	if d := at(40, 1.1); d.Active || !strings.Contains(d.Reason, "switched off") {
-		t.Fatalf("t=40: back on during the 30 s off period: %q", d.Reason)
+	if d := at(offAt+20, 1.1); d.Active || !strings.Contains(d.Reason, "competing") {
+		t.Fatalf("back on during the 30 s off period: %q", d.Reason)
 	}
 	// After 30 s it starts afresh: inflated → capacity measured → bounded.
-	if d := at(55.5, 6); !d.Active || d.PerDst[dstA].Hi == 0 {
-		t.Fatalf("t=55.5: not restarted: %q", d.Reason)
+	retry := offAt + 30.5
+	if d := at(retry, 6); !d.Active || d.PerDst[dstA].Hi == 0 {
+		t.Fatalf("t=%.1f: not restarted: %q", retry, d.Reason)
+	}
+	// Still inelastic right after the retry: off again, for twice as long.
+	off2 := -1.0
+	for s := retry + 0.5; s < retry+6; s += 0.5 {
+		if d := at(s, 6); !d.Active {
+			off2 = s
+			break
+		}
+	}
+	if off2 < 0 {
+		t.Fatal("inelastic queue after the retry: never off again")
+	}
+	if d := at(off2+45, 6); d.Active || !strings.Contains(d.Reason, "competing") {
+		t.Fatalf("second off period shorter than 60 s: %q", d.Reason)
+	}
+	if d := at(off2+60.5, 6); !d.Active {
+		t.Fatalf("not retried after the 60 s second off period: %q", d.Reason)
 	}
 	// Disabled: never off.
 	c = newCoopT(t, Params{Coop: CoopParams{DisableSwitchOff: true}})

@@ -28,9 +28,9 @@ const (
 	// MinHi is the smallest upper bound ever applied: TCP needs 2 segments
 	// in flight to keep its ACK clock.
 	MinHi = 2
-	// LoBDPFactor bounds lo to this many times this terminal's own
-	// bandwidth-delay product (largest measured delivery rate × base RTT): a
-	// lower bound far above it only builds a queue.
+	// LoBDPFactor bounds lo to this many times this terminal's own window
+	// in flight (largest measured delivery rate × RTT): a lower bound far
+	// above it only builds a queue.
 	LoBDPFactor = 2
 	// MinLoCap is the lower bound's cap when the terminal has no measurement.
 	MinLoCap = 10
@@ -152,15 +152,13 @@ func clampBounds(b Bounds, loCap, minHi uint32) Bounds {
 	return b
 }
 
-// ownBDPSegments is this terminal's largest bandwidth-delay product over its
-// flows, in segments: delivery rate × base (minimum) RTT / MSS.
+// ownBDPSegments is this terminal's largest window in flight over its
+// flows, in segments: delivery rate × RTT (the smoothed one, or the minimum
+// when larger) / MSS.
 func ownBDPSegments(v View) uint32 {
 	var best float64
 	for _, f := range v.Flows {
-		rtt := f.MinRTT
-		if rtt <= 0 {
-			rtt = f.SRTT
-		}
+		rtt := max(f.MinRTT, f.SRTT)
 		mss := float64(f.MSS)
 		if mss <= 0 || rtt <= 0 || !(f.DeliveryRate > 0) {
 			continue

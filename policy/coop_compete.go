@@ -1,0 +1,131 @@
+package policy
+
+import (
+	"fmt"
+	"time"
+)
+
+// compete decides when coop stops bounding because the queue it sees is not
+// its own (hosts without coopcc, loss-based or BBR senders that keep the AP
+// busy) and so bounds would only hand this terminal's share to them.
+//
+// The test is the elasticity of the queue (Nimbus, Goyal et al., SIGCOMM
+// 2022: a queue built by elastic cross traffic does not shrink when we send
+// less), driven by coop's own control law instead of an injected pulse:
+// while the group's queueing delay d is above OffRatio × its target d*, coop
+// cuts the capacity estimate every tick; a queue of the cooperating group
+// shrinks within about one RTT of that cut (the datapath clamps cwnd at once).
+// An episode starts when d first exceeds OffRatio·d* (recording d₀ and C₀);
+// the estimate is then cut once, to InelasticCut × C₀, and held there
+// (hold). Once at least max(OffAfter, 2 RTTs at d₀) have passed, a queue the
+// group's windows cannot explain (see observe) is not ours: coop releases
+// its bounds (competitive mode, as Copa does when its queue never drains;
+// Arun and Balakrishnan, NSDI 2018) for the off period. The off period doubles (up to
+// 8 × OffFor) each time the queue is found inelastic again right after a
+// retry, and returns to OffFor after a whole off period of cooperation.
+type compete struct {
+	since     time.Time // episode start; zero = none
+	d0, c0    float64   // queueing delay (s) and capacity (B/s) at the start
+	offUntil  time.Time
+	offFor    time.Duration // current off period (0 = OffFor)
+	retriedAt time.Time     // when the last off period ended
+}
+
+// Elasticity thresholds of the competitive-mode test.
+const (
+	// InelasticCut: the capacity estimate must have fallen to this fraction
+	// of its value at the episode's start before the queue is judged.
+	InelasticCut = 0.7
+	// InelasticQueue: a queue that fell below this fraction of its value at
+	// the last check is still draining: it gets another wait.
+	InelasticQueue = 0.8
+)
+
+// off reports whether coop is in competitive mode at now, and why.
+func (s *compete) off(now time.Time) (bool, string) {
+	if s.offUntil.IsZero() || !now.Before(s.offUntil) || now.Before(s.offUntil.Add(-8*time.Hour)) {
+		return false, ""
+	}
+	return true, fmt.Sprintf("coop: competing (no bounds) until %s: the queue did not shrink when the cooperating group sent less (hosts without coopcc, or a bottleneck elsewhere)",
+		s.offUntil.Format(time.RFC3339))
+}
+
+// retry ends an elapsed off period; it reports true when one just ended (the
+// caller then measures the capacity afresh).
+func (s *compete) retry(now time.Time) bool {
+	if s.offUntil.IsZero() || now.Before(s.offUntil) {
+		return false
+	}
+	s.offUntil, s.since, s.retriedAt = time.Time{}, time.Time{}, now
+	return true
+}
+
+// hold is the least capacity estimate coop may use while an episode is
+// open: one cut of InelasticCut is the probe, and cutting further before the
+// verdict would only squeeze this terminal if the queue is not ours (a
+// squeezed CUBIC window takes tens of seconds to grow back).
+func (s *compete) hold() float64 {
+	if s.since.IsZero() {
+		return 0
+	}
+	return InelasticCut * s.c0
+}
+
+// observe feeds one evaluation: the group's queueing delay d and target d*
+// (s), its base RTT rbar (s), the capacity the windows follow (B/s, 0 = no
+// estimate yet) and the floor below which no window shrinks (B/s: HiFloor
+// segments per terminal per base RTT). It returns a reason when coop must
+// switch to competitive mode now.
+//
+// Once the wait is over the queue is judged when the group has cut by a
+// third, or when the windows sit at their floor and can be cut no further.
+// A queue is the group's own if the group's windows can explain it: after
+// the cut they aim at d*, and at the floor they fill floor·R̄ bytes, which at
+// the capacity measured when the episode began queue R̄·(floor/C₀ − 1) (20
+// terminals at 2 segments on a 4 ms path queue 15 ms by themselves). A
+// queue still above OffRatio × that two RTTs after the cut did not follow
+// the group's windows: a loss-based host that backs off by 30 % on a loss
+// lowers it for a while, but never to what the windows explain (Copa's
+// test: a queue of delay-based senders alone drains regularly).
+func (s *compete) observe(now time.Time, cp CoopParams, d, dStar, rbar, capacity, floor float64) string {
+	base := cp.OffFor
+	if s.offFor == 0 {
+		s.offFor = base
+	}
+	if !s.retriedAt.IsZero() && now.Sub(s.retriedAt) > s.offFor {
+		s.offFor, s.retriedAt = base, time.Time{} // cooperated for a whole period: forgive
+	}
+	if capacity <= 0 || d <= cp.OffRatio*dStar {
+		s.since = time.Time{}
+		return ""
+	}
+	if s.since.IsZero() || now.Before(s.since) {
+		s.since, s.d0, s.c0 = now, d, capacity
+		return ""
+	}
+	wait := max(cp.OffAfter, seconds(2*(rbar+s.d0)))
+	cut := capacity <= InelasticCut*s.c0
+	atFloor := capacity <= floor
+	if now.Sub(s.since) < wait || !(cut || atFloor) {
+		return ""
+	}
+	explained := max(dStar, rbar*(floor/s.c0-1))
+	if d <= cp.OffRatio*explained {
+		s.since, s.d0, s.c0 = now, d, capacity // ours: the windows explain it
+		return ""
+	}
+	if d < InelasticQueue*s.d0 {
+		// Shrinking, not yet explained: give it another wait, from here,
+		// without a further cut (c₀ and the hold stay): a loss-based host's
+		// backoff must not ratchet the group's estimate down.
+		s.since, s.d0 = now, d
+		return ""
+	}
+	if !s.retriedAt.IsZero() { // inelastic again within an off period of the retry
+		s.offFor = min(2*s.offFor, 8*base)
+	}
+	off := s.offFor
+	s.offUntil, s.since = now.Add(off), time.Time{}
+	return fmt.Sprintf("coop: competing (no bounds) for %v: queue %v did not follow the group's windows (%v at the start, capacity estimate cut to %.0f %%; the windows explain %v: hosts without coopcc, or a bottleneck elsewhere)",
+		off, seconds(d), seconds(s.d0), 100*capacity/s.c0, seconds(explained))
+}
