@@ -306,7 +306,7 @@ func (c *coop) Decide(v View) Decision {
 		if c.comp.retry(v.Now) {
 			c.capacity = 0
 		}
-		if why := c.comp.observe(v.Now, cp, d, dStar, rbar, effective, floor); why != "" {
+		if why := c.comp.observe(v.Now, cp, len(terms), d, dStar, rbar, effective, floor, measured); why != "" {
 			c.capacity = 0
 			c.last = c.restore(gs, why)
 			return copyDecision(c.last)
@@ -324,6 +324,12 @@ func (c *coop) Decide(v View) Decision {
 	gain := 1.0
 	if c.capacity == 0 {
 		c.capacity = max(measured, nTerms*mssF)
+		if !cp.DisableSwitchOff {
+			// The first measurement comes at the first inflation: the
+			// elasticity test starts with it, so the first windows are a
+			// probe at today's queue, not a slam to the target's.
+			c.comp.begin(v.Now, len(terms), d, c.capacity, measured)
+		}
 	} else if update {
 		// g = ((R̄+d*)/(R̄+d))^k = (ρ_t/ρ)^k, clamped. The step starts
 		// from max(C, measured): what the terminals deliver is proof of
@@ -353,8 +359,17 @@ func (c *coop) Decide(v View) Decision {
 		// While the elasticity test runs, one cut is the probe (compete.hold).
 		c.capacity = max(c.capacity, nTerms*mssF, c.comp.hold())
 	}
-	// The windows below use the target for the new estimate.
+	// The windows below use the target for the new estimate; while the
+	// elasticity test runs they are sized for the queue as it is: the probe
+	// is a cut of a third of what is in flight, not a slam to the target's
+	// window (4× at 256 ms behind a second of someone else's queue, 100× at
+	// 4 ms), and a queue of the group then drains with the windows
+	// following it down (coop_compete.go).
 	dStar = targetQueue(c.capacity)
+	windowQueue := dStar
+	if c.comp.open() {
+		windowQueue = max(dStar, d)
+	}
 
 	// Terminal shares. The bound is a cap, not an allocation: this terminal
 	// is always counted as unlimited (so an app-limited flow of ours may
@@ -416,7 +431,7 @@ func (c *coop) Decide(v View) Decision {
 		// Rounded to the nearest segment: rounding down biased every
 		// window low (2 terminals at 4 ms stuck at hi 2, 2.27 → 2); the
 		// estimate C absorbs what is left of the rounding.
-		hi := max(cp.HiFloor, toSegments(math.Round(r*(base+dStar)/float64(mss))))
+		hi := max(cp.HiFloor, toSegments(math.Round(r*(base+windowQueue)/float64(mss))))
 		var lo uint32
 		if !inflated {
 			lo = min(toSegments(cp.LoFraction*float64(hi)), hi)

@@ -26,6 +26,8 @@ import (
 type compete struct {
 	since     time.Time // episode start; zero = none
 	d0, c0    float64   // queueing delay (s) and capacity (B/s) at the start
+	m0        float64   // the group's delivery rate (B/s) at the start (0 = unknown)
+	n0        int       // terminals in the group at the start
 	offUntil  time.Time
 	offFor    time.Duration // current off period (0 = OffFor)
 	retriedAt time.Time     // when the last off period ended
@@ -60,6 +62,17 @@ func (s *compete) retry(now time.Time) bool {
 	return true
 }
 
+// open reports whether an episode is open (the group's queue is above its
+// target and its elasticity is being judged).
+func (s *compete) open() bool { return !s.since.IsZero() }
+
+// begin opens an episode at now unless one is open.
+func (s *compete) begin(now time.Time, n int, d, capacity, measured float64) {
+	if s.since.IsZero() {
+		s.since, s.n0, s.d0, s.c0, s.m0 = now, n, d, capacity, measured
+	}
+}
+
 // hold is the least capacity estimate coop may use while an episode is
 // open: one cut of InelasticCut is the probe, and cutting further before the
 // verdict would only squeeze this terminal if the queue is not ours (a
@@ -68,7 +81,17 @@ func (s *compete) hold() float64 {
 	if s.since.IsZero() {
 		return 0
 	}
-	return InelasticCut * s.c0
+	return InelasticCut * s.ref()
+}
+
+// ref is what the cut is measured against: the capacity estimate or, when
+// lower, what the group delivered when the episode began (an estimate above
+// the delivery, e.g. while probing, is no window anyone sends at).
+func (s *compete) ref() float64 {
+	if s.m0 > 0 {
+		return min(s.c0, s.m0)
+	}
+	return s.c0
 }
 
 // observe feeds one evaluation: the group's queueing delay d and target d*
@@ -87,7 +110,7 @@ func (s *compete) hold() float64 {
 // the group's windows: a loss-based host that backs off by 30 % on a loss
 // lowers it for a while, but never to what the windows explain (Copa's
 // test: a queue of delay-based senders alone drains regularly).
-func (s *compete) observe(now time.Time, cp CoopParams, d, dStar, rbar, capacity, floor float64) string {
+func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, capacity, floor, measured float64) string {
 	base := cp.OffFor
 	if s.offFor == 0 {
 		s.offFor = base
@@ -95,30 +118,38 @@ func (s *compete) observe(now time.Time, cp CoopParams, d, dStar, rbar, capacity
 	if !s.retriedAt.IsZero() && now.Sub(s.retriedAt) > s.offFor {
 		s.offFor, s.retriedAt = base, time.Time{} // cooperated for a whole period: forgive
 	}
-	if capacity <= 0 || d <= cp.OffRatio*dStar {
+	if capacity <= 0 || d <= dStar {
 		s.since = time.Time{}
 		return ""
 	}
-	if s.since.IsZero() || now.Before(s.since) {
-		s.since, s.d0, s.c0 = now, d, capacity
+	if s.since.IsZero() || now.Before(s.since) || n != s.n0 {
+		// A group that changed (a terminal joined, left, or its status
+		// messages were late behind the queue) changes the queue by itself:
+		// the test starts again with the group as it is.
+		s.since = time.Time{}
+		s.begin(now, n, d, capacity, measured)
 		return ""
 	}
 	wait := max(cp.OffAfter, seconds(2*(rbar+s.d0)))
-	cut := capacity <= InelasticCut*s.c0
+	cut := capacity <= InelasticCut*s.ref()*(1+1e-9)
 	atFloor := capacity <= floor
 	if now.Sub(s.since) < wait || !(cut || atFloor) {
 		return ""
 	}
-	explained := max(dStar, rbar*(floor/s.c0-1))
-	if d <= cp.OffRatio*explained {
-		s.since, s.d0, s.c0 = now, d, capacity // ours: the windows explain it
+	if d < InelasticQueue*s.d0 {
+		s.since, s.d0, s.c0, s.m0 = now, d, capacity, measured // it followed the cut: ours, a new episode from here
 		return ""
 	}
-	if d < InelasticQueue*s.d0 {
-		// Shrinking, not yet explained: give it another wait, from here,
-		// without a further cut (c₀ and the hold stay): a loss-based host's
-		// backoff must not ratchet the group's estimate down.
-		s.since, s.d0 = now, d
+	// At the floor the windows cannot be cut: the queue is ours if the
+	// floor windows explain it at the rate the group delivered (now, or
+	// when the episode began: a squeezed group delivers little because its
+	// RTT is long, which would explain any queue).
+	explained := dStar
+	if ref := max(measured, s.m0); atFloor && ref > 0 {
+		explained = max(explained, rbar*(floor/ref-1))
+	}
+	if d <= cp.OffRatio*explained && !cut {
+		s.since, s.d0, s.c0, s.m0 = now, d, capacity, measured
 		return ""
 	}
 	if !s.retriedAt.IsZero() { // inelastic again within an off period of the retry
@@ -126,6 +157,6 @@ func (s *compete) observe(now time.Time, cp CoopParams, d, dStar, rbar, capacity
 	}
 	off := s.offFor
 	s.offUntil, s.since = now.Add(off), time.Time{}
-	return fmt.Sprintf("coop: competing (no bounds) for %v: queue %v did not follow the group's windows (%v at the start, capacity estimate cut to %.0f %%; the windows explain %v: hosts without coopcc, or a bottleneck elsewhere)",
-		off, seconds(d), seconds(s.d0), 100*capacity/s.c0, seconds(explained))
+	return fmt.Sprintf("coop: competing (no bounds) for %v: queue %v did not follow the group's windows (%v when the group began to cut; capacity estimate now %.0f %% of then; hosts without coopcc, or a bottleneck elsewhere)",
+		off, seconds(d), seconds(s.d0), 100*capacity/s.ref())
 }
