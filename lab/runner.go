@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/coopcc/coopcc/internal/pidlock"
+	"github.com/coopcc/coopcc/lab/analysis"
+	"github.com/coopcc/coopcc/lab/results"
 )
 
 // RunnerConfig says how to run a scenario.
@@ -172,7 +174,7 @@ func RunScenario(ctx context.Context, s *Scenario, cfg RunnerConfig) (*Summary, 
 			meta.Failed[r.ID] = err.Error()
 			fmt.Fprintf(cfg.Log, "        failed after %v: %v\n", took.Round(time.Second), err)
 		} else {
-			fmt.Fprintf(cfg.Log, "        done in %v: %s\n", took.Round(time.Second), res.oneLine())
+			fmt.Fprintf(cfg.Log, "        done in %v: %s\n", took.Round(time.Second), progressLine(filepath.Join(cfg.Out, "runs", RunDirName(r.ID)), res))
 		}
 		_ = writeJSON(filepath.Join(cfg.Out, "meta.json"), meta)
 	}
@@ -188,16 +190,27 @@ func RunScenario(ctx context.Context, s *Scenario, cfg RunnerConfig) (*Summary, 
 	return sum, nil
 }
 
-func (r *RunResult) oneLine() string {
-	total := 0.0
-	for _, g := range r.GoodputBps {
-		total += g
+// progressLine says how the run went in the numbers the report will show:
+// it loads the run directory the way `coopcc lab report` does and
+// summarises it (window goodput over the union of the traffic windows, Jain,
+// p95 RTT, validity including the capacity check). When the run cannot be
+// loaded it falls back to run.json's verdict.
+func progressLine(dir string, r *RunResult) string {
+	run, _, err := results.LoadRun(dir)
+	if err != nil {
+		v := "valid"
+		if !r.Valid {
+			v = "INVALID (" + r.InvalidReason + ")"
+		}
+		return fmt.Sprintf("%s (no summary: %v)", v, err)
 	}
+	s := analysis.Summarize(run, analysis.DefaultLossRule())
 	v := "valid"
-	if !r.Valid {
-		v = "INVALID (" + r.InvalidReason + ")"
+	if !s.Valid {
+		v = "INVALID (" + s.InvalidReason + ")"
 	}
-	return fmt.Sprintf("iperf3 total %.2f Mbps over %d flows (each over its own lifetime; lab report measures the window), %s", total/1e6, len(r.GoodputBps), v)
+	return fmt.Sprintf("aggregate %.2f Mbit/s (window goodput), Jain %.3f, p95 RTT %.0f ms, %s",
+		s.AggregateMbps, s.Jain, s.RTT.P95, v)
 }
 
 // prepareOut creates the results directory; an existing non-empty one is
