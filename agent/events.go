@@ -6,20 +6,13 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/coopcc/coopcc/schema"
 )
 
 // Event is one bound change, one JSON line in the events file (the lab's
-// bounds/<station>.jsonl): {"t":"RFC3339Nano","dst":"","lo":0,"hi":17,"n":3,"policy":"coop","reason":"..."}.
-// Dst "" is the host-wide default; Lo/Hi 0 mean no bound.
-type Event struct {
-	T      time.Time `json:"t"`
-	Dst    string    `json:"dst"`
-	Lo     uint32    `json:"lo"`
-	Hi     uint32    `json:"hi"`
-	N      int       `json:"n"`
-	Policy string    `json:"policy"`
-	Reason string    `json:"reason"`
-}
+// bounds/<station>.jsonl); its one definition is schema.BoundEvent.
+type Event = schema.BoundEvent
 
 // EventLog appends events to a file, one JSON object per line, each written
 // with a single write so a reader never sees half a line.

@@ -11,6 +11,8 @@ package analysis
 import (
 	"math"
 	"time"
+
+	"github.com/coopcc/coopcc/schema"
 )
 
 // Run is everything recorded for one run of a scenario (one directory
@@ -167,16 +169,9 @@ type Series struct {
 	Samples []Sample
 }
 
-// BoundEvent is one line of an agent's events file.
-type BoundEvent struct {
-	T      time.Time `json:"t"`
-	Dst    string    `json:"dst"`
-	Lo     uint32    `json:"lo"`
-	Hi     uint32    `json:"hi"`
-	N      int       `json:"n"`
-	Policy string    `json:"policy"`
-	Reason string    `json:"reason"`
-}
+// BoundEvent is one line of an agent's events file (schema.BoundEvent, the
+// type the agent writes).
+type BoundEvent = schema.BoundEvent
 
 // Emu holds the emulator's output files.
 type Emu struct {
