@@ -2,6 +2,7 @@
 # combine.sh ROOT: merges ROOT/chunks/*/runs into ROOT/all (hard links), with the first chunk's meta.json
 # and the full scenario file; the report treats it as one results directory.
 set -eu
+repo=$(cd "$(dirname "$0")/../.." && pwd)
 root=$1
 rm -rf "$root/all"; mkdir -p "$root/all/runs"
 first=""
@@ -14,5 +15,5 @@ for c in "$root"/chunks/*/; do
   done
 done
 cp "$first/meta.json" "$root/all/meta.json"
-cp /work/main/scenarios/scalability.toml "$root/all/scenario.toml"
+cp "$repo/scenarios/scalability.toml" "$root/all/scenario.toml"
 ls "$root/all/runs" | wc -l
