@@ -206,11 +206,11 @@ func (c *coop) Decide(v View) Decision {
 		}
 		peers = append(peers, t)
 	}
-	if len(peers) == 0 {
-		c.capacity = 0
-		c.last = c.solo(gs, "coop: no peers heard, nothing to share")
-		return copyDecision(c.last)
-	}
+	// No peer heard: a group of one. There is nothing to share, but the
+	// same law bounds this terminal's own queue (a single laptop on a
+	// bloated AP should get low latency too), the elasticity test hands the
+	// medium back to plain CUBIC beside hosts that fill the queue, and
+	// before the first inflation the lower bound of solo mode applies.
 
 	// Self as a terminal: smallest base RTT, median queueing delay of its
 	// destinations, summed rate. Per destination the SRTT is that of the

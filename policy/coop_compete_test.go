@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -22,10 +23,17 @@ func lossBased(w, queue, maxQueue float64) float64 {
 // mixedGroup runs k coop terminals beside m loss-based ones for 60 s on a
 // shared bottleneck (3e6 B/s, 1.5 s of buffer) and returns the mean rate per
 // coop terminal and per loss-based terminal over the last 30 s, and how many
-// coop decisions of that half set no upper bound. The kernel's CUBIC of a
+// coop decisions of that half were in competitive mode. The kernel's CUBIC of a
 // coop terminal is the same loss-based window, clamped to the decision's
 // [lo, hi].
 func mixedGroup(t *testing.T, k, m int, base time.Duration) (coopMean, otherMean float64, competing int) {
+	coopMean, otherMean, competing, _ = mixedGroupQueue(t, k, m, base)
+	return coopMean, otherMean, competing
+}
+
+// mixedGroupQueue is mixedGroup that also returns the largest queueing
+// delay (s) of the last 30 s.
+func mixedGroupQueue(t *testing.T, k, m int, base time.Duration) (coopMean, otherMean float64, competing int, maxQueue2 float64) {
 	const c0, mss, maxQueue = 3e6, 1448.0, 1.5
 	n := k + m
 	bases := make([]time.Duration, n)
@@ -54,7 +62,8 @@ func mixedGroup(t *testing.T, k, m int, base time.Duration) (coopMean, otherMean
 			w[i] = lossBased(w[i], d, maxQueue)
 			if dec.Active && b.Hi > 0 {
 				w[i] = min(w[i], float64(b.Hi))
-			} else if step >= 60 {
+			}
+			if step >= 60 && strings.Contains(dec.Reason, "competing") {
 				competing++
 			}
 			if dec.Active {
@@ -66,6 +75,7 @@ func mixedGroup(t *testing.T, k, m int, base time.Duration) (coopMean, otherMean
 		}
 		if step >= 60 {
 			samples++
+			maxQueue2 = max(maxQueue2, d)
 			for i := range x {
 				if i < k {
 					sumCoop += x[i] / float64(k)
@@ -75,7 +85,7 @@ func mixedGroup(t *testing.T, k, m int, base time.Duration) (coopMean, otherMean
 			}
 		}
 	}
-	return sumCoop / float64(samples), sumOther / float64(samples), competing
+	return sumCoop / float64(samples), sumOther / float64(samples), competing, maxQueue2
 }
 
 // Beside hosts without coopcc that keep the queue full, coop terminals must
@@ -109,6 +119,26 @@ func TestCoopAllCooperatingNeverCompetes(t *testing.T) {
 	for _, base := range []time.Duration{4 * time.Millisecond, 64 * time.Millisecond, 256 * time.Millisecond} {
 		if _, _, competing := mixedGroup(t, 6, 0, base); competing != 0 {
 			t.Errorf("base %v: %d decisions in competitive mode with no host outside the group", base, competing)
+		}
+	}
+}
+
+// One terminal alone behind a 1.5 s buffer: coop bounds its own queue (the
+// issue: alone it bufferbloated exactly like CUBIC) and keeps the medium
+// busy.
+func TestCoopAloneBoundsItsOwnQueue(t *testing.T) {
+	for _, base := range []time.Duration{4 * time.Millisecond, 256 * time.Millisecond} {
+		rate, _, competing, q := mixedGroupQueue(t, 1, 0, base)
+		ratio := (base.Seconds() + q) / base.Seconds()
+		t.Logf("base %v: %.0f B/s, largest RTT ratio %.2f over the last 30 s, competing %d", base, rate, ratio, competing)
+		if rate < 0.95*3e6 {
+			t.Errorf("base %v: %.0f B/s, below 95 %% of the 3e6 B/s medium", base, rate)
+		}
+		if ratio > 1.5 && q > 0.010 {
+			t.Errorf("base %v: RTT up to %.2f × base (queue %.1f ms)", base, ratio, q*1e3)
+		}
+		if competing != 0 {
+			t.Errorf("base %v: alone, yet competing %d times", base, competing)
 		}
 	}
 }
