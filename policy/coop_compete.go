@@ -28,8 +28,6 @@ type compete struct {
 	d0, c0    float64   // queueing delay (s) and capacity (B/s) at the start
 	m0        float64   // the group's delivery rate (B/s) at the start (0 = unknown)
 	n0        int       // terminals in the group at the start
-	nOther    int       // a different group size seen at the last evaluation(s) ...
-	nSeen     int       // ... for this many evaluations in a row
 	offUntil  time.Time
 	offFor    time.Duration // current off period (0 = OffFor)
 	retriedAt time.Time     // when the last off period ended
@@ -68,27 +66,10 @@ func (s *compete) retry(now time.Time) bool {
 // target and its elasticity is being judged).
 func (s *compete) open() bool { return !s.since.IsZero() }
 
-// regrouped reports whether the group's size has differed from the
-// episode's for two evaluations in a row: one late status message (a peer
-// missing for a tick) is not a new group.
-func (s *compete) regrouped(n int) bool {
-	if n == s.n0 {
-		s.nSeen = 0
-		return false
-	}
-	if n == s.nOther {
-		s.nSeen++
-	} else {
-		s.nOther, s.nSeen = n, 1
-	}
-	return s.nSeen >= 2
-}
-
 // begin opens an episode at now unless one is open.
 func (s *compete) begin(now time.Time, n int, d, capacity, measured float64) {
 	if s.since.IsZero() {
 		s.since, s.n0, s.d0, s.c0, s.m0 = now, n, d, capacity, measured
-		s.nSeen = 0
 	}
 }
 
@@ -141,7 +122,7 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 		s.since = time.Time{}
 		return ""
 	}
-	if s.since.IsZero() || now.Before(s.since) || s.regrouped(n) {
+	if s.since.IsZero() || now.Before(s.since) || n != s.n0 {
 		// A group that changed (a terminal joined, left, or its status
 		// messages were late behind the queue) changes the queue by itself:
 		// the test starts again with the group as it is.

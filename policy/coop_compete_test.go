@@ -142,16 +142,3 @@ func TestCoopAloneBoundsItsOwnQueue(t *testing.T) {
 		}
 	}
 }
-
-func TestCompeteRegroupedNeedsTwoEvaluations(t *testing.T) {
-	s := compete{n0: 10}
-	if s.regrouped(9) {
-		t.Fatal("one evaluation with a peer missing restarted the test")
-	}
-	if s.regrouped(10) || s.regrouped(8) {
-		t.Fatal("back to 10, then 8 once: no restart expected")
-	}
-	if !s.regrouped(8) {
-		t.Fatal("8 twice in a row: the group changed")
-	}
-}
