@@ -154,7 +154,7 @@ func Defaults() Config {
 			Port:            51300,
 			Transport:       "ipv4",
 			Interval:        Duration{300 * time.Millisecond},
-			ExpiryIntervals: 3,
+			ExpiryIntervals: 6,
 		},
 		Policy:   PolicyConfig{Name: "coop"},
 		Datapath: DatapathConfig{Lease: Duration{3 * time.Second}, Backend: "auto", SwitchExisting: true},
