@@ -81,6 +81,7 @@ type Datapath struct {
 	mu sync.RWMutex // guards closed against Close
 
 	backend  string
+	receive  bool // the receive side (OpenReceive): Hi clamps advertised windows
 	ccName   string
 	lease    time.Duration
 	bounds   *ebpf.Map
@@ -148,7 +149,8 @@ type unsupportedError struct{ err error }
 func (e *unsupportedError) Error() string { return e.err.Error() }
 func (e *unsupportedError) Unwrap() error { return e.err }
 
-// Backend returns the backend in use ("struct_ops" or "sockops").
+// Backend returns the backend in use ("struct_ops", "sockops" or, for
+// OpenReceive, "rcvwnd").
 func (d *Datapath) Backend() string { return d.backend }
 
 // CCName returns the registered congestion-control name ("" for sockops).
@@ -186,6 +188,9 @@ func addrOf(k cubicCoopccKey) netip.Addr {
 func (d *Datapath) Set(dst netip.Addr, b Bounds) error {
 	if err := b.Validate(); err != nil {
 		return err
+	}
+	if d.receive && b.Lo != 0 {
+		return fmt.Errorf("bounds lo=%d for %v: a receiver cannot make a sender send more; receive bounds have hi only", b.Lo, dst)
 	}
 	d.mu.RLock()
 	defer d.mu.RUnlock()

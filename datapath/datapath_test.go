@@ -390,7 +390,11 @@ func TestMain(m *testing.M) {
 // helperMain bounds the namespace's flows to hi=5 with a 2s lease and
 // heartbeats until killed.
 func helperMain(ns string) int {
-	dp, err := Open(Options{Netns: ns, Lease: 2 * time.Second, Backend: os.Getenv(helperBackendEnv)})
+	open := Open
+	if os.Getenv(helperBackendEnv) == BackendReceive {
+		open = OpenReceive
+	}
+	dp, err := open(Options{Netns: ns, Lease: 2 * time.Second, Backend: os.Getenv(helperBackendEnv)})
 	if err != nil {
 		fmt.Println("error:", err)
 		return 1

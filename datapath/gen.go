@@ -6,3 +6,4 @@ package datapath
 //go:generate go tool bpf2go -cc clang -cflags "-O2 -g -Wall" -target bpfel -no-global-types -type coopcc_bounds -type coopcc_key -type coopcc_config -type coopcc_counters cubic ../bpf/coopcc_cubic.c -- -I../bpf
 //go:generate go tool bpf2go -cc clang -cflags "-O2 -g -Wall" -target bpfel -no-global-types switchcc ../bpf/switch_cc.c -- -I../bpf
 //go:generate go tool bpf2go -cc clang -cflags "-O2 -g -Wall" -target bpfel -no-global-types sockops ../bpf/sockops_clamp.c -- -I../bpf
+//go:generate go tool bpf2go -cc clang -cflags "-O2 -g -Wall" -target bpfel -no-global-types rcvwnd ../bpf/rcvwnd.c -- -I../bpf

@@ -24,6 +24,7 @@ type testNet struct {
 	srvAddr6      string // IPv6 address of the server
 	cliDev        string
 	srvDev        string
+	rtrCliDev     string // the router's end towards the client (downloads' bottleneck)
 }
 
 // newTestNet uses 10.77.octet.0/24 (client side) and 10.77.octet+1.0/24
@@ -58,7 +59,14 @@ func newTestNet(t *testing.T, octet int, rate string, queue int) *testNet {
 	srv.Exec(t, "ip", "-6", "addr", "add", b6+"1/64", "dev", srvEnd.Dev, "nodad")
 	cli.Exec(t, "ip", "-6", "route", "add", "default", "via", a6+"fe")
 	srv.Exec(t, "ip", "-6", "route", "add", "default", "via", b6+"fe")
-	return &testNet{cli: cli, rtr: rtr, srv: srv, rtrDev: toSrv.Dev, srvAddr: b + ".1", srvAddr6: b6 + "1", cliDev: cliEnd.Dev, srvDev: srvEnd.Dev}
+	return &testNet{cli: cli, rtr: rtr, srv: srv, rtrDev: toSrv.Dev, srvAddr: b + ".1", srvAddr6: b6 + "1", cliDev: cliEnd.Dev, srvDev: srvEnd.Dev, rtrCliDev: rtrCli.Dev}
+}
+
+// limitDownload makes the router's egress towards the client a bottleneck
+// too (HTB at rate, pfifo of queue packets), for downloads.
+func (n *testNet) limitDownload(t *testing.T, rate string, queue int) {
+	t.Helper()
+	nettest.RateLimit(t, nettest.Link{NS: n.rtr, Dev: n.rtrCliDev}, rate, queue)
 }
 
 // setQueue changes the bottleneck's pfifo limit (a tiny limit drops a burst

@@ -18,6 +18,7 @@ type Capabilities struct {
 	Backend   string   // "struct_ops", "sockops" or "none"
 	StructOps bool     // struct_ops tcp_congestion_ops with the CUBIC kfuncs
 	Sockops   bool     // cgroup sockops with TCP_BPF_SNDCWND_CLAMP
+	Receive   bool     // the receive side (OpenReceive): sockops with TCP_WINDOW_CLAMP
 	Missing   []string // human-readable, one entry per missing piece
 }
 
@@ -52,6 +53,7 @@ func Probe() Capabilities {
 	}
 	c.StructOps = probeStructOps(&c.Missing)
 	c.Sockops = probeSockops(&c.Missing)
+	c.Receive = c.Sockops && tryLoad(loadRcvwnd, "rcvwnd object", "sockops program with the per-segment header-option callback (Linux >= 5.10) for receive bounds", &c.Missing)
 	switch {
 	case c.StructOps:
 		c.Backend = BackendStructOps

@@ -139,23 +139,7 @@ func openSockops(opts Options) (*Datapath, error) {
 		_ = objs.Close()
 		return nil, fmt.Errorf("write heartbeat: %w", err)
 	}
-	var cg *os.File
-	err = withCgroup2Root(func(root string) error {
-		f, err := os.Open(root)
-		if err != nil {
-			return fmt.Errorf("open the cgroup v2 root %s: %w", root, err)
-		}
-		detachStaleSockops(int(f.Fd()))
-		if err := link.RawAttachProgram(link.RawAttachProgramOptions{
-			Target: int(f.Fd()), Program: objs.CoopccSockops,
-			Attach: ebpf.AttachCGroupSockOps, Flags: unix.BPF_F_ALLOW_MULTI,
-		}); err != nil {
-			f.Close()
-			return fmt.Errorf("attach sockops to the cgroup v2 root %s: %w", root, err)
-		}
-		cg = f // stays usable after a temporary mount is lazily unmounted
-		return nil
-	})
+	detach, err := attachSockops(objs.CoopccSockops)
 	if err != nil {
 		_ = objs.Close()
 		return nil, err
@@ -167,24 +151,50 @@ func openSockops(opts Options) (*Datapath, error) {
 		counters: objs.CoopccCnt,
 		objIDs:   collectIDs(objs.CoopccBnd, objs.CoopccCfg, objs.CoopccCnt, objs.CoopccSkclamp, objs.CoopccSockops),
 	}
-	d.closeFn = func() error {
-		// A clamp set on a socket stays there after the program is gone.
-		// Close has already expired the lease, so the program resets the
-		// clamp of every flow that receives an ACK now: give active flows a
-		// moment before detaching. Flows idle at Close keep their last clamp
-		// until they end (documented in docs/datapath.md).
+	d.closeFn = func() error { return errors.Join(detach(), objs.Close()) }
+	return d, nil
+}
+
+// attachSockops attaches prog to the cgroup v2 root with BPF_PROG_ATTACH
+// (BPF_F_ALLOW_MULTI), after detaching dead instances' programs. The
+// returned detach waits sockopsDrain first: a setting a program made on a
+// socket (a cwnd or window clamp) stays after the program is gone, and the
+// caller has already expired the lease, so the program resets the setting
+// of every flow that sends or receives a segment now. Flows idle at that
+// moment keep their last setting until they end (docs/datapath.md).
+func attachSockops(prog *ebpf.Program) (detach func() error, err error) {
+	var cg *os.File
+	err = withCgroup2Root(func(root string) error {
+		f, err := os.Open(root)
+		if err != nil {
+			return fmt.Errorf("open the cgroup v2 root %s: %w", root, err)
+		}
+		detachStaleSockops(int(f.Fd()))
+		if err := link.RawAttachProgram(link.RawAttachProgramOptions{
+			Target: int(f.Fd()), Program: prog,
+			Attach: ebpf.AttachCGroupSockOps, Flags: unix.BPF_F_ALLOW_MULTI,
+		}); err != nil {
+			f.Close()
+			return fmt.Errorf("attach sockops to the cgroup v2 root %s: %w", root, err)
+		}
+		cg = f // stays usable after a temporary mount is lazily unmounted
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return func() error {
 		time.Sleep(sockopsDrain)
 		err := link.RawDetachProgram(link.RawDetachProgramOptions{
-			Target: int(cg.Fd()), Program: objs.CoopccSockops, Attach: ebpf.AttachCGroupSockOps,
+			Target: int(cg.Fd()), Program: prog, Attach: ebpf.AttachCGroupSockOps,
 		})
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			err = fmt.Errorf("detach sockops program: %w", err)
 		} else {
 			err = nil
 		}
-		return errors.Join(err, cg.Close(), objs.Close())
-	}
-	return d, nil
+		return errors.Join(err, cg.Close())
+	}, nil
 }
 
 // detachStaleSockops detaches coopcc sockops programs of dead instances
@@ -218,7 +228,7 @@ func detachStaleSockops(cgroupFD int) {
 
 func sockopsDead(prog *ebpf.Program, now uint64) bool {
 	info, err := prog.Info()
-	if err != nil || info.Name != "coopcc_sockops" {
+	if err != nil || (info.Name != "coopcc_sockops" && info.Name != "coopcc_rcvwnd") {
 		return false
 	}
 	ids, ok := info.MapIDs()

@@ -104,6 +104,15 @@ type Flow struct {
 
 	NotSent uint32 // bytes written by the application but not yet sent
 
+	// The receive side (this host receiving from the remote sender):
+	// RcvRTT is the kernel's receiver-side RTT estimate (tcpi_rcv_rtt, 0
+	// until measured), RcvSpace the bytes the receiver expects per RTT
+	// (autotuning's rcvq_space), RcvSsthresh the window's current growth
+	// cap, RcvWnd the window last advertised (Linux 6.7+, else 0) and
+	// SndWnd the window the remote end advertises (Linux 5.19+), all bytes.
+	RcvMSS, RcvSsthresh, RcvSpace, RcvWnd, SndWnd uint32
+	RcvRTT                                        time.Duration
+
 	BusyTime, RwndLimited, SndbufLimited time.Duration
 
 	WmemQueued uint32 // bytes queued in the send buffer (SK_MEMINFO_WMEM_QUEUED)

@@ -56,6 +56,10 @@ var columns = []column{
 	{"rwnd_limited_us", false, func(b []byte, f *Flow) []byte { return appendUs(b, f.RwndLimited) }},
 	{"sndbuf_limited_us", false, func(b []byte, f *Flow) []byte { return appendUs(b, f.SndbufLimited) }},
 	{"wmem_queued_bytes", false, func(b []byte, f *Flow) []byte { return appendU(b, uint64(f.WmemQueued)) }},
+	{"rcv_rtt_us", false, func(b []byte, f *Flow) []byte { return appendUs(b, f.RcvRTT) }},
+	{"rcv_space_bytes", false, func(b []byte, f *Flow) []byte { return appendU(b, uint64(f.RcvSpace)) }},
+	{"rcv_wnd_bytes", false, func(b []byte, f *Flow) []byte { return appendU(b, uint64(f.RcvWnd)) }},
+	{"snd_wnd_bytes", false, func(b []byte, f *Flow) []byte { return appendU(b, uint64(f.SndWnd)) }},
 	{"cookie", false, func(b []byte, f *Flow) []byte { return appendU(b, f.Cookie) }},
 	{"iface", true, func(b []byte, f *Flow) []byte { return append(b, f.Iface...) }},
 }

@@ -14,13 +14,17 @@ const (
 	tiRetransmits   = 2
 	tiAppLimited    = 7 // bit 0: tcpi_delivery_rate_app_limited
 	tiSndMSS        = 16
+	tiRcvMSS        = 20
 	tiUnacked       = 24
 	tiSacked        = 28
 	tiLost          = 32
+	tiRcvSsthresh   = 64
 	tiRtt           = 68
 	tiRttvar        = 72
 	tiSndSsthresh   = 76
 	tiSndCwnd       = 80
+	tiRcvRtt        = 92
+	tiRcvSpace      = 96
 	tiTotalRetrans  = 100
 	tiPacingRate    = 104
 	tiBytesAcked    = 120
@@ -33,6 +37,8 @@ const (
 	tiSndbufLimited = 184
 	tiDelivered     = 192
 	tiBytesSent     = 200
+	tiSndWnd        = 228 // Linux 5.19+ (tcpi_snd_wnd)
+	tiRcvWnd        = 232 // Linux 6.7+ (tcpi_rcv_wnd)
 )
 
 func u32at(b []byte, off int) uint32 {
@@ -86,4 +92,10 @@ func parseTCPInfo(b []byte, f *Flow) {
 	f.SndbufLimited = us64At(b, tiSndbufLimited)
 	f.Delivered = uint64(u32at(b, tiDelivered))
 	f.BytesSent = u64at(b, tiBytesSent)
+	f.RcvMSS = u32at(b, tiRcvMSS)
+	f.RcvSsthresh = u32at(b, tiRcvSsthresh)
+	f.RcvRTT = usAt(b, tiRcvRtt)
+	f.RcvSpace = u32at(b, tiRcvSpace)
+	f.SndWnd = u32at(b, tiSndWnd)
+	f.RcvWnd = u32at(b, tiRcvWnd)
 }

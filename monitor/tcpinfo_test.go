@@ -29,6 +29,8 @@ func TestParseCapturedTCPInfo(t *testing.T) {
 		MSS: 55808, SRTT: 78 * time.Microsecond, RTTVar: 91 * time.Microsecond,
 		Ssthresh: 2147483647, Cwnd: 18, PacingRate: 26581823662, BytesAcked: 300001,
 		MinRTT: 6 * time.Microsecond, DeliveryRate: 9301333333, Delivered: 10, BytesSent: 300000,
+		// receive side: rcv_mss 536 before any data came in, loopback's 65495-byte initial space
+		RcvMSS: 536, RcvSsthresh: 65495, RcvSpace: 65495, RcvWnd: 65536, SndWnd: 111616,
 	}
 	if f != want {
 		t.Fatalf("parsed\n %+v\nwant\n %+v", f, want)

@@ -38,6 +38,7 @@ dies without cleaning up, the bounds expire after the lease (fail-open).
 				fmt.Fprintln(out, "backend:", c.Backend)
 				fmt.Fprintln(out, "struct_ops:", c.StructOps)
 				fmt.Fprintln(out, "sockops:", c.Sockops)
+				fmt.Fprintln(out, "receive:", c.Receive)
 				for _, m := range c.Missing {
 					fmt.Fprintln(out, "missing:", m)
 				}

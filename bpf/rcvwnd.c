@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * coopcc_rcvwnd: the receive side. A cgroup sockops program that bounds
+ * what a remote sender may have in flight towards this host by the window
+ * this host advertises: tp->window_clamp is set with
+ * bpf_setsockopt(TCP_WINDOW_CLAMP) to hi * mss bytes, hi read from the same
+ * bounds map layout as the send side (bpf/common.h), keyed by the REMOTE
+ * address (the sender of the download). lo is ignored: a receiver cannot
+ * make a sender send more.
+ *
+ * When: on every segment this host sends on a connection (its ACKs), in the
+ * BPF_SOCK_OPS_HDR_OPT_LEN_CB callback, enabled per connection with
+ * BPF_SOCK_OPS_WRITE_HDR_OPT_CB_FLAG; no option space is reserved, so the
+ * header is unchanged. The callback runs in tcp_established_options(),
+ * before __tcp_transmit_skb() selects the window, so the clamp applies to
+ * the very ACK being built. The kernel's receive-buffer autotuning raises
+ * window_clamp when it grows the buffer; the program notices (the clamp it
+ * read back differs from what it set) and sets it again.
+ *
+ * Fail-open: once the lease has lapsed (or the bound is removed), the next
+ * segment sent restores the clamp the connection had before the first bound
+ * (or the socket's current receive buffer, if autotuning grew it since), so
+ * autotuning takes over again. TCP never shrinks an advertised window, so a
+ * smaller clamp takes effect as data arrives, without loss.
+ *
+ * cgroup sockops programs see every socket of the cgroup tree, in every
+ * network namespace; netns_cookie restricts this instance to one namespace.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+
+#include "common.h"
+
+char _license[] SEC("license") = "GPL";
+
+#define AF_INET 2
+#define SOL_SOCKET 1
+#define SOL_TCP 6
+#define SO_RCVBUF 8
+#define TCP_WINDOW_CLAMP 10
+#define TCP_ESTABLISHED 1
+/* Far above any window (2^30 bytes: the largest a 14-bit scale allows). */
+#define MAX_WINDOW (1 << 30)
+
+/* 0 = every namespace. */
+const volatile __u64 netns_cookie = 0;
+
+/* Per-connection state: the bound in force (0 = none), the clamp the
+ * connection had before the first bound, and the clamp the kernel held
+ * after this program last set it. */
+struct rcv_state {
+	__u32 hi;
+	__u32 orig;
+	__u32 held;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct rcv_state);
+} coopcc_rcvst SEC(".maps");
+
+static __always_inline void key_of(struct bpf_sock_ops *skops, struct coopcc_key *key)
+{
+	if (skops->family == AF_INET) {
+		__u32 a = skops->remote_ip4;
+
+		key->addr[10] = 0xff;
+		key->addr[11] = 0xff;
+		__builtin_memcpy(&key->addr[12], &a, 4);
+	} else {
+		__u32 a[4];
+
+		a[0] = skops->remote_ip6[0];
+		a[1] = skops->remote_ip6[1];
+		a[2] = skops->remote_ip6[2];
+		a[3] = skops->remote_ip6[3];
+		__builtin_memcpy(key->addr, a, 16);
+	}
+}
+
+static __always_inline int get_clamp(struct bpf_sock_ops *skops)
+{
+	int v = 0;
+
+	if (bpf_getsockopt(skops, SOL_TCP, TCP_WINDOW_CLAMP, &v, sizeof(v)))
+		return -1;
+	return v;
+}
+
+/* release gives the window back to the kernel's autotuning. */
+static __always_inline void release(struct bpf_sock_ops *skops, struct rcv_state *st)
+{
+	int v = st->orig, rcvbuf = 0;
+
+	if (bpf_getsockopt(skops, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)) == 0 && rcvbuf > v)
+		v = rcvbuf;
+	if (bpf_setsockopt(skops, SOL_TCP, TCP_WINDOW_CLAMP, &v, sizeof(v)) == 0)
+		st->hi = 0;
+}
+
+static __always_inline void apply(struct bpf_sock_ops *skops)
+{
+	struct coopcc_key key = {};
+	struct coopcc_bounds *b;
+	struct bpf_sock *sk = skops->sk;
+	struct rcv_state *st;
+	__u32 hi = 0, mss;
+	__u64 want;
+	int cur;
+
+	if (!sk || skops->state != TCP_ESTABLISHED)
+		return;
+	st = bpf_sk_storage_get(&coopcc_rcvst, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!st)
+		return;
+	key_of(skops, &key);
+	if (coopcc_live()) {
+		b = coopcc_lookup(&key);
+		if (b)
+			hi = b->hi;
+	}
+	if (hi == 0) {
+		if (st->hi)
+			release(skops, st);
+		return;
+	}
+	cur = get_clamp(skops);
+	if (cur < 0)
+		return;
+	if (st->hi == 0)
+		st->orig = cur;
+	else if (st->hi == hi && (__u32)cur == st->held)
+		return; /* in force, untouched by autotuning */
+	mss = skops->mss_cache ? skops->mss_cache : 536;
+	want = (__u64)hi * mss;
+	if (want > MAX_WINDOW)
+		want = MAX_WINDOW;
+	cur = (int)want;
+	if (bpf_setsockopt(skops, SOL_TCP, TCP_WINDOW_CLAMP, &cur, sizeof(cur)))
+		return;
+	st->hi = hi;
+	st->held = (__u32)get_clamp(skops);
+	coopcc_count(&key, 0);
+}
+
+SEC("sockops")
+int coopcc_rcvwnd(struct bpf_sock_ops *skops)
+{
+	switch (skops->op) {
+	case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
+	case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
+		if (netns_cookie && bpf_get_netns_cookie(skops) != netns_cookie)
+			return 1;
+		bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags | BPF_SOCK_OPS_WRITE_HDR_OPT_CB_FLAG);
+		apply(skops);
+		break;
+	case BPF_SOCK_OPS_HDR_OPT_LEN_CB:
+		apply(skops);
+		break;
+	}
+	return 1;
+}

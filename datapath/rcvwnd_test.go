@@ -1,0 +1,133 @@
+package datapath
+
+import (
+	"net/netip"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/coopcc/coopcc/monitor"
+)
+
+// dataFlow reads the iperf3 data connection on port 5201 in ns: the one that
+// moved the most bytes (sent, for the sender; received, for the receiver).
+func dataFlow(t *testing.T, ns string) (monitor.Flow, bool) {
+	t.Helper()
+	m, err := monitor.New(monitor.Options{Netns: ns, Filter: monitor.Filter{Port: 5201, States: []uint8{1}}})
+	if err != nil {
+		t.Fatalf("monitor %s: %v", ns, err)
+	}
+	defer m.Close()
+	flows, err := m.Snapshot()
+	if err != nil {
+		t.Fatalf("snapshot %s: %v", ns, err)
+	}
+	var best monitor.Flow
+	found := false
+	for _, f := range flows {
+		if !found || f.BytesAcked+f.BytesReceived > best.BytesAcked+best.BytesReceived {
+			best, found = f, true
+		}
+	}
+	return best, found
+}
+
+// rcvSample is one reading of both ends of a download.
+type rcvSample struct {
+	rcvWnd  uint32 // window the receiver advertises (bytes)
+	unacked uint32 // the sender's segments in flight
+	mss     uint32
+}
+
+func sampleDownload(t *testing.T, n *testNet) (rcvSample, bool) {
+	r, ok1 := dataFlow(t, n.cli.Name)
+	s, ok2 := dataFlow(t, n.srv.Name)
+	return rcvSample{rcvWnd: r.RcvWnd, unacked: s.Unacked, mss: s.MSS}, ok1 && ok2
+}
+
+// A download through a rate-limited path: with a receive bound of hi
+// segments (the helper process sets hi 5 for every remote address) the
+// window the receiver advertises and the remote sender's flight stay at
+// hi; after SIGKILL of the bounding process both grow past it within the
+// lease (fail-open: the window returns to the kernel's autotuning).
+func TestReceiveWindowBoundAndFailOpen(t *testing.T) {
+	const hi, lease = 5, 2 * time.Second
+	n := newTestNet(t, 86, "100mbit", 1000)
+	n.limitDownload(t, "20mbit", 200)
+	n.srv.Iperf3Server(t, 5201)
+	helper, _ := startHelper(t, n.cli.Name, BackendReceive)
+	run := n.cli.Iperf3Client(t, n.srvAddr, 5201, 10*time.Second, "-R", "-C", "cubic")
+	defer func() { _ = run.Cmd.Process.Kill() }()
+
+	time.Sleep(time.Second)
+	var worst rcvSample
+	samples := 0
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		s, ok := sampleDownload(t, n)
+		if !ok {
+			continue
+		}
+		samples++
+		worst.rcvWnd = max(worst.rcvWnd, s.rcvWnd)
+		worst.unacked = max(worst.unacked, s.unacked)
+		worst.mss = s.mss
+	}
+	if samples < 10 {
+		t.Fatalf("only %d samples of the download", samples)
+	}
+	// The window is advertised in units of 2^wscale bytes (rounded); one
+	// segment of slack covers that.
+	if limit := (hi + 1) * worst.mss; worst.rcvWnd > limit || worst.rcvWnd == 0 {
+		t.Errorf("advertised window up to %d B, want (0, %d] (hi %d × mss %d + rounding)", worst.rcvWnd, limit, hi, worst.mss)
+	}
+	if worst.unacked > hi+1 {
+		t.Errorf("sender's flight up to %d segments with a receive bound of %d", worst.unacked, hi)
+	}
+	t.Logf("bounded: advertised window <= %d B, sender flight <= %d segments (mss %d)", worst.rcvWnd, worst.unacked, worst.mss)
+
+	if err := helper.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	for {
+		s, ok := sampleDownload(t, n)
+		if ok && s.unacked > 2*hi && s.rcvWnd > 2*hi*s.mss {
+			el := time.Since(killed)
+			t.Logf("released %v after SIGKILL (lease %v): window %d B, flight %d", el, lease, s.rcvWnd, s.unacked)
+			if el > lease+time.Second {
+				t.Errorf("released only %v after SIGKILL, want <= lease + 1 s", el)
+			}
+			return
+		}
+		if time.Since(killed) > lease+3*time.Second {
+			t.Fatalf("still bounded %v after SIGKILL: window %d B, flight %d", time.Since(killed), s.rcvWnd, s.unacked)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Lo cannot be enforced by a receiver; Close removes every object.
+func TestReceiveRefusesLoAndCloses(t *testing.T) {
+	n := newTestNet(t, 88, "20mbit", 100)
+	d, err := OpenReceive(Options{Netns: n.cli.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Backend() != BackendReceive {
+		t.Errorf("backend %q", d.Backend())
+	}
+	if err := d.Set(netip.Addr{}, Bounds{Lo: 2, Hi: 10}); err == nil {
+		t.Error("a receive bound with lo accepted")
+	}
+	if err := d.Set(netip.Addr{}, Bounds{Hi: 10}); err != nil {
+		t.Fatal(err)
+	}
+	ids := d.Objects()
+	if len(ids.Programs) != 1 || len(ids.Maps) < 4 {
+		t.Fatalf("objects %+v", ids)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, ids)
+}
