@@ -329,13 +329,13 @@ func (t *Table) Live(now time.Time) []Status {
 
 // N returns the number of active terminals: self (always counted: the
 // caller is the one about to upload) plus every live peer with at least one
-// active upload.
+// active upload or download.
 func (t *Table) N(now time.Time) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := 1
 	for _, e := range t.peers {
-		if t.isLive(e, now) && e.last.ActiveFlows > 0 {
+		if t.isLive(e, now) && (e.last.ActiveFlows > 0 || e.last.DownFlows > 0) {
 			n++
 		}
 	}

@@ -215,3 +215,17 @@ func TestTableForgedSequenceCannotSilenceHonestPeer(t *testing.T) {
 		t.Fatalf("quiet id, new sequence from a new address: %v, want ok", r)
 	}
 }
+
+// A peer that only downloads counts in N like one that uploads.
+func TestTableNCountsDownloads(t *testing.T) {
+	tb := NewTable(nil, TableConfig{Self: 99})
+	t0 := time.Unix(1_800_000_000, 0)
+	tb.Offer(t0, st(1, 1, t0, 1))
+	down := st(2, 1, t0, 0)
+	down.DownFlows, down.DownRate = 1, 1_000_000
+	tb.Offer(t0, down)
+	tb.Offer(t0, st(3, 1, t0, 0)) // idle both ways
+	if n := tb.N(t0); n != 3 {
+		t.Fatalf("N = %d, want 3 (self, an uploader, a downloader; not the idle peer)", n)
+	}
+}

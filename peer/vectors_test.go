@@ -70,10 +70,15 @@ type vectorFields struct {
 	Lo           uint32 `json:"bound_lo_segments"`
 	Hi           uint32 `json:"bound_hi_segments"`
 	Policy       string `json:"policy"`
+	// Downloads (TLVs 11-14); omitted from the JSON when all zero.
+	DownFlows  uint32 `json:"down_flows,omitempty"`
+	DownRate   string `json:"down_rate_Bps,omitempty"`
+	DownSRTTus uint32 `json:"down_srtt_us,omitempty"`
+	RcvHi      uint32 `json:"rcv_hi_segments,omitempty"`
 }
 
 func toFields(s Status) vectorFields {
-	return vectorFields{
+	f := vectorFields{
 		Sender: strconv.FormatUint(s.Sender, 16), Seq: strconv.FormatUint(s.Seq, 10),
 		SentAtNs: strconv.FormatInt(s.SentAt.UnixNano(), 10), Leaving: s.Leaving,
 		ActiveFlows: s.ActiveFlows, Cwnd: s.Cwnd,
@@ -82,6 +87,11 @@ func toFields(s Status) vectorFields {
 		AppLimited: s.AppLimited, Capability: strconv.FormatUint(s.Capability, 10),
 		Lo: s.Lo, Hi: s.Hi, Policy: s.Policy,
 	}
+	if s.hasDownloads() {
+		f.DownFlows, f.DownRate = s.DownFlows, strconv.FormatUint(s.DownRate, 10)
+		f.DownSRTTus, f.RcvHi = uint32(s.DownSRTT/time.Microsecond), s.RcvHi
+	}
+	return f
 }
 
 func fromFields(t *testing.T, f vectorFields) Status {
@@ -93,13 +103,18 @@ func fromFields(t *testing.T, f vectorFields) Status {
 		}
 		return v
 	}
-	return Status{
+	s := Status{
 		Sender: u(f.Sender, 16), Seq: u(f.Seq, 10), SentAt: time.Unix(0, int64(u(f.SentAtNs, 10))), Leaving: f.Leaving,
 		ActiveFlows: f.ActiveFlows, Cwnd: f.Cwnd,
 		SRTT: time.Duration(f.SRTTus) * time.Microsecond, MinRTT: time.Duration(f.MinRTTus) * time.Microsecond,
 		DeliveryRate: u(f.DeliveryRate, 10), Demand: u(f.Demand, 10), AppLimited: f.AppLimited,
 		Capability: u(f.Capability, 10), Lo: f.Lo, Hi: f.Hi, Policy: f.Policy,
+		DownFlows: f.DownFlows, DownSRTT: time.Duration(f.DownSRTTus) * time.Microsecond, RcvHi: f.RcvHi,
 	}
+	if f.DownRate != "" {
+		s.DownRate = u(f.DownRate, 10)
+	}
+	return s
 }
 
 var vectorKey = func() Key {
@@ -129,6 +144,8 @@ func generateVectors(t *testing.T) vectorFile {
 		DeliveryRate: 2_375_000, Demand: 65_536, AppLimited: false, Capability: 2_500_000,
 		Lo: 4, Hi: 60, Policy: "coop",
 	}
+	down := full
+	down.Seq, down.DownFlows, down.DownRate, down.DownSRTT, down.RcvHi = 3, 1, 1_250_000, 48_500*time.Microsecond, 30
 	idle := Status{Sender: 0xfedcba9876543210, Seq: 7, SentAt: time.Unix(1_800_000_000, 0)}
 	bye := full
 	bye.Seq, bye.Leaving, bye.AppLimited, bye.Policy = 2, true, true, "hayakawa2016"
@@ -173,6 +190,7 @@ func generateVectors(t *testing.T) vectorFile {
 			{Name: "full status", Encodes: true, MessageHex: hex.EncodeToString(enc(full)), Fields: toFields(full)},
 			{Name: "idle terminal, all zero, no policy", Encodes: true, MessageHex: hex.EncodeToString(enc(idle)), Fields: toFields(idle)},
 			{Name: "goodbye (flag 0x01), app-limited", Encodes: true, MessageHex: hex.EncodeToString(enc(bye)), Fields: toFields(bye)},
+			{Name: "uploads and a download (TLVs 11-14)", Note: "download TLVs after the policy: 0b down flows, 0c down rate, 0d down srtt, 0e receive bound", Encodes: true, MessageHex: hex.EncodeToString(enc(down)), Fields: toFields(down)},
 			{Name: "unknown TLV 200 skipped", Note: "TLV c8 03 78797a appended before the tag", MessageHex: hex.EncodeToString(unknown), Fields: toFields(full)},
 			{Name: "min RTT above srtt is clamped to srtt", Note: "min_rtt on the wire is 50000 us", MessageHex: hex.EncodeToString(clampMsg), Fields: toFields(clampOut)},
 		},

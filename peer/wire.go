@@ -38,6 +38,13 @@ const (
 	TLVCapability   = 8  // u64: throughput when alone on the AP, bytes/s
 	TLVBounds       = 9  // u32 lo, u32 hi: current cwnd bounds, segments (0 = none)
 	TLVPolicy       = 10 // 0..32 bytes of [a-z0-9._-]: policy name
+	// Downloads (added in version 1 as a compatible extension: receivers
+	// that predate them skip them; senders omit all four when there is no
+	// download and no receive bound).
+	TLVDownFlows = 11 // u32: TCP downloads in ESTABLISHED receiving data
+	TLVDownRate  = 12 // u64: aggregate receive rate of those downloads, bytes/s
+	TLVDownSRTT  = 13 // u32: receive-side smoothed RTT of those downloads, microseconds
+	TLVRcvHi     = 14 // u32: current receive-window bound, segments (0 = none)
 )
 
 // Valid ranges (inclusive). A message with any field outside them is
@@ -68,6 +75,16 @@ type Status struct {
 	Capability   uint64        // throughput when alone, bytes/s (0 = unknown)
 	Lo, Hi       uint32        // current cwnd bounds, segments (0 = no bound)
 	Policy       string        // name of the policy in force
+
+	DownFlows uint32        // active downloads (counted in N like uploads)
+	DownRate  uint64        // aggregate receive rate of the downloads, bytes/s
+	DownSRTT  time.Duration // receive-side smoothed RTT (µs resolution)
+	RcvHi     uint32        // receive-window bound, segments (0 = none)
+}
+
+// hasDownloads reports whether the download TLVs are sent.
+func (s Status) hasDownloads() bool {
+	return s.DownFlows != 0 || s.DownRate != 0 || s.DownSRTT != 0 || s.RcvHi != 0
 }
 
 // Validate reports the first field outside its documented range.
@@ -97,6 +114,14 @@ func (s Status) Validate() error {
 		return fmt.Errorf("bounds %d/%d > %d segments", s.Lo, s.Hi, MaxCwnd)
 	case s.Hi != 0 && s.Lo > s.Hi:
 		return fmt.Errorf("lower bound %d > upper bound %d", s.Lo, s.Hi)
+	case s.DownFlows > MaxActiveFlows:
+		return fmt.Errorf("download flows %d > %d", s.DownFlows, MaxActiveFlows)
+	case s.DownRate > MaxRate:
+		return fmt.Errorf("receive rate %d > %d B/s", s.DownRate, uint64(MaxRate))
+	case s.DownSRTT < 0 || s.DownSRTT > MaxRTT:
+		return fmt.Errorf("receive srtt %v outside [0, %v]", s.DownSRTT, MaxRTT)
+	case s.RcvHi > MaxCwnd:
+		return fmt.Errorf("receive bound %d > %d segments", s.RcvHi, MaxCwnd)
 	}
 	return validPolicy(s.Policy)
 }
@@ -131,6 +156,10 @@ func (s Status) Clamp() Status {
 	s.Demand = min(s.Demand, MaxDemand)
 	s.Capability = min(s.Capability, MaxRate)
 	s.Lo, s.Hi = min(s.Lo, MaxCwnd), min(s.Hi, MaxCwnd)
+	s.DownFlows = min(s.DownFlows, MaxActiveFlows)
+	s.DownRate = min(s.DownRate, MaxRate)
+	s.DownSRTT = max(0, min(s.DownSRTT, MaxRTT)).Truncate(time.Microsecond)
+	s.RcvHi = min(s.RcvHi, MaxCwnd)
 	if s.Hi != 0 && s.Lo > s.Hi {
 		s.Lo = s.Hi
 	}
@@ -223,6 +252,12 @@ func (c *Codec) AppendEncode(dst []byte, s Status) ([]byte, error) {
 	if s.Policy != "" {
 		dst = append(dst, TLVPolicy, byte(len(s.Policy)))
 		dst = append(dst, s.Policy...)
+	}
+	if s.hasDownloads() {
+		dst = appendU32(dst, TLVDownFlows, s.DownFlows)
+		dst = appendU64(dst, TLVDownRate, s.DownRate)
+		dst = appendU32(dst, TLVDownSRTT, uint32(s.DownSRTT/time.Microsecond))
+		dst = appendU32(dst, TLVRcvHi, s.RcvHi)
 	}
 	total := len(dst) - start + TagSize
 	binary.BigEndian.PutUint16(dst[start+6:], uint16(total))
@@ -342,6 +377,14 @@ func parseTLVs(s *Status, b []byte) error {
 				return reject(OutOfRange, "%v", err)
 			}
 			s.Policy = string(v)
+		case TLVDownFlows:
+			s.DownFlows = binary.BigEndian.Uint32(v)
+		case TLVDownRate:
+			s.DownRate = binary.BigEndian.Uint64(v)
+		case TLVDownSRTT:
+			s.DownSRTT = time.Duration(binary.BigEndian.Uint32(v)) * time.Microsecond
+		case TLVRcvHi:
+			s.RcvHi = binary.BigEndian.Uint32(v)
 		}
 	}
 	return nil
@@ -351,9 +394,9 @@ func parseTLVs(s *Status, b []byte) error {
 // variable-length type and -1 for an unknown type.
 func knownLen(typ byte) int {
 	switch typ {
-	case TLVActiveFlows, TLVCwnd, TLVSRTT, TLVMinRTT:
+	case TLVActiveFlows, TLVCwnd, TLVSRTT, TLVMinRTT, TLVDownFlows, TLVDownSRTT, TLVRcvHi:
 		return 4
-	case TLVDeliveryRate, TLVDemand, TLVCapability, TLVBounds:
+	case TLVDeliveryRate, TLVDemand, TLVCapability, TLVBounds, TLVDownRate:
 		return 8
 	case TLVAppLimited:
 		return 1

@@ -35,6 +35,14 @@ for m in v["valid"]:
                delivery_rate_Bps=str(u64(5)), demand_bytes=str(u64(6)), app_limited=tlv[7] == b"\x01",
                capability_Bps=str(u64(8)), bound_lo_segments=struct.unpack(">I", tlv[9][:4])[0],
                bound_hi_segments=struct.unpack(">I", tlv[9][4:])[0], policy=tlv.get(10, b"").decode())
+    # Downloads (TLVs 11-14) are sent together or not at all; zero values
+    # are left out of the JSON fields.
+    down = dict(down_flows=0, down_rate_Bps="0", down_srtt_us=0, rcv_hi_segments=0)
+    if 11 in tlv:
+        got.update(down_flows=u32(11), down_rate_Bps=str(u64(12)), down_srtt_us=u32(13), rcv_hi_segments=u32(14))
+    for k, zero in down.items():
+        assert f.get(k, zero) == got.get(k, zero), (m["name"], k)
+        got.pop(k, None)
     for name, val in got.items():
         assert f[name] == val, (m["name"], name, f[name], val)
     print("ok  ", m["name"])
