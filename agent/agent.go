@@ -80,6 +80,7 @@ type Agent struct {
 	last    tickState
 	counts  Counts
 	capab   float64 // best aggregate delivery rate seen while alone (B/s)
+	down    *downloads
 
 	dpMu sync.Mutex // serialises datapath calls (tick vs. metrics scrape)
 }
@@ -98,7 +99,8 @@ type Counts struct {
 // tickState is what the last tick saw and decided.
 type tickState struct {
 	At       time.Time
-	Flows    []Flow // managed flows
+	Flows    []Flow     // managed flows
+	Down     []downFlow // their receive side, same index
 	Active   int
 	Peers    []PeerStatus
 	N        int
@@ -121,7 +123,7 @@ func New(cfg Config, deps Deps) (*Agent, error) {
 	if deps.IfaceAddrs == nil {
 		deps.IfaceAddrs = ifaceAddrs
 	}
-	a := &Agent{deps: deps, log: deps.Logger, applied: map[netip.Addr]DPBounds{}}
+	a := &Agent{deps: deps, log: deps.Logger, applied: map[netip.Addr]DPBounds{}, down: newDownloads()}
 	if err := a.setConfig(cfg); err != nil {
 		return nil, err
 	}
@@ -256,7 +258,18 @@ func (a *Agent) Tick(now time.Time) {
 	view := View{Now: now, Flows: make([]FlowView, 0, len(flows)), Peers: make([]PeerView, 0, len(peers))}
 	active := 0
 	var agg float64
-	for _, f := range flows {
+	a.mu.Lock()
+	down := a.down.observe(now, flows)
+	a.mu.Unlock()
+	for i, f := range flows {
+		if d := down[i]; d.Rate > 0 {
+			// A download: bounded through the window this host
+			// advertises, in the same budget as the uploads.
+			active++
+			agg += d.Rate
+			view.Flows = append(view.Flows, downloadView(f, d))
+			continue
+		}
 		act := isActive(f)
 		if act {
 			active++
@@ -317,7 +330,7 @@ func (a *Agent) Tick(now time.Time) {
 	if n <= 1 && agg > a.capab {
 		a.capab = agg
 	}
-	a.last = tickState{At: now, Flows: flows, Active: active, Peers: peers, N: n, Decision: dec, Reason: reason, Guard: gs}
+	a.last = tickState{At: now, Flows: flows, Down: down, Active: active, Peers: peers, N: n, Decision: dec, Reason: reason, Guard: gs}
 	a.last.Own = a.ownStatusLocked(pol.Name())
 	a.last.TickTime = time.Since(start)
 	if !ok {

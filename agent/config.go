@@ -99,6 +99,10 @@ type DatapathConfig struct {
 	Backend string `toml:"backend"`
 	// SwitchExisting also switches connections that existed before start.
 	SwitchExisting bool `toml:"switch_existing"`
+	// Receive bounds downloads too, through the window this host
+	// advertises: "auto" (when the kernel supports it), "on" (refuse to
+	// start without it) or "off".
+	Receive string `toml:"receive"`
 }
 
 // MonitorConfig configures the control loop's period.
@@ -157,7 +161,7 @@ func Defaults() Config {
 			ExpiryIntervals: 6,
 		},
 		Policy:   PolicyConfig{Name: "coop"},
-		Datapath: DatapathConfig{Lease: Duration{3 * time.Second}, Backend: "auto", SwitchExisting: true},
+		Datapath: DatapathConfig{Lease: Duration{3 * time.Second}, Backend: "auto", SwitchExisting: true, Receive: "auto"},
 		Monitor:  MonitorConfig{Interval: Duration{500 * time.Millisecond}},
 		Guard: GuardConfig{
 			Enabled:   false,
@@ -288,6 +292,11 @@ func (c Config) Validate() error {
 	case "auto", "struct_ops", "sockops":
 	default:
 		bad("datapath.backend %q: use auto, struct_ops or sockops", c.Datapath.Backend)
+	}
+	switch c.Datapath.Receive {
+	case "auto", "on", "off":
+	default:
+		bad("datapath.receive %q: use auto, on or off", c.Datapath.Receive)
 	}
 	checkInterval(bad, "monitor.interval", c.Monitor.Interval.Duration, 10*time.Millisecond, time.Minute)
 	if c.Datapath.Lease.Duration > 0 && c.Monitor.Interval.Duration > 0 && c.Datapath.Lease.Duration < 2*c.Monitor.Interval.Duration {

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -36,7 +37,17 @@ func RealParts() Parts {
 			if err != nil {
 				return nil, err
 			}
-			return d, nil
+			if cfg.Datapath.Receive == "off" {
+				return d, nil
+			}
+			r, err := datapath.OpenReceive(datapath.Options{Lease: cfg.Datapath.Lease.Duration})
+			if err != nil {
+				if cfg.Datapath.Receive == "on" {
+					return nil, errors.Join(fmt.Errorf("datapath.receive = \"on\": %w", err), d.Close())
+				}
+				return d, nil // auto: uploads only (the agent logs the backend)
+			}
+			return bothSides{send: d, recv: r}, nil
 		},
 		StartPeers: startPeers,
 		NewPolicy:  newPolicy,

@@ -64,7 +64,43 @@ func (a *Agent) ownStatusLocked(polName string) PeerStatus {
 	}
 	s.Lo, s.Hi = b.Lo, b.Hi
 	s.Policy = polName
+	a.addDownloadsLocked(&s)
 	return s
+}
+
+// addDownloadsLocked fills the download fields of the own status from the
+// last tick's receive side: the downloading flows, their receive rate, the
+// mean receive-side RTT and the receive bound applied to most of them.
+func (a *Agent) addDownloadsLocked(s *PeerStatus) {
+	var srtt time.Duration
+	perDst := map[netip.Addr]int{}
+	for i, f := range a.last.Flows {
+		if i >= len(a.last.Down) || a.last.Down[i].Rate <= 0 {
+			continue
+		}
+		s.DownFlows++
+		s.DownRate += uint64(a.last.Down[i].Rate)
+		rtt := f.RcvRTT
+		if rtt == 0 {
+			rtt = f.SRTT
+		}
+		srtt += rtt
+		perDst[f.Dst.Addr()]++
+		if base := downloadView(f, a.last.Down[i]).MinRTT; base > 0 && (s.MinRTT == 0 || base < s.MinRTT) {
+			s.MinRTT = base
+		}
+	}
+	if s.DownFlows == 0 {
+		return
+	}
+	s.DownSRTT = srtt / time.Duration(s.DownFlows)
+	best := 0
+	s.RcvHi = a.applied[defaultDst].Hi
+	for d, c := range perDst {
+		if pb, ok := a.applied[d]; ok && c > best {
+			s.RcvHi, best = pb.Hi, c
+		}
+	}
 }
 
 // StatusReport is what `coopcc agent status` shows.
@@ -179,10 +215,25 @@ func (a *Agent) datapathCounters() map[netip.Addr]DPCounters {
 }
 
 // peerView turns a validated peer status into the policy's view of it.
+//
+// Downloads count like uploads (one budget of the medium per terminal):
+// their flows and receive rate are added, and a terminal that only
+// downloads reports its receive-side RTT as its SRTT and is not
+// application-limited.
 func peerView(p PeerStatus) PeerView {
-	return PeerView{
-		ActiveFlows: int(p.ActiveFlows), SRTT: p.SRTT, MinRTT: p.MinRTT,
-		DeliveryRate: float64(p.DeliveryRate), Demand: p.Demand, AppLimited: p.AppLimited,
+	v := PeerView{
+		ActiveFlows: int(p.ActiveFlows) + int(p.DownFlows), SRTT: p.SRTT, MinRTT: p.MinRTT,
+		DeliveryRate: float64(p.DeliveryRate) + float64(p.DownRate), Demand: p.Demand, AppLimited: p.AppLimited,
 		Capability: float64(p.Capability), Lo: p.Lo, Hi: p.Hi,
 	}
+	if p.DownFlows > 0 {
+		v.AppLimited = false
+		if p.ActiveFlows == 0 || p.DownSRTT > p.SRTT {
+			v.SRTT = p.DownSRTT
+		}
+		if v.SRTT > 0 && v.MinRTT > v.SRTT {
+			v.MinRTT = v.SRTT
+		}
+	}
+	return v
 }

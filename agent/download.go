@@ -1,0 +1,136 @@
+package agent
+
+import (
+	"errors"
+	"net/netip"
+	"time"
+)
+
+// Downloads. A terminal bounds what it receives by the window it advertises
+// (datapath.OpenReceive): the policy sees each download as one of the
+// terminal's flows, keyed by the remote sender's address, with the receive
+// rate and the receive-side RTT, so uploads and downloads of one terminal
+// share one budget of the medium; the bounds the policy returns for a
+// remote address are applied to both sides (bothSides).
+
+// downFlow is what the agent measured of a flow's receive side in one tick.
+type downFlow struct {
+	Rate   float64       // bytes/s received since the previous tick; 0 = not downloading
+	MinRTT time.Duration // smallest receive-side RTT seen on the flow
+}
+
+// downloads follows the bytes received by each flow between ticks (by socket
+// cookie) and the smallest receive-side RTT each one reported.
+type downloads struct {
+	prev, next map[uint64]rcvSample
+}
+
+type rcvSample struct {
+	t      time.Time
+	rcvd   uint64
+	minRTT time.Duration
+}
+
+func newDownloads() *downloads {
+	return &downloads{prev: map[uint64]rcvSample{}, next: map[uint64]rcvSample{}}
+}
+
+// observe returns, per flow (same index), its receive side. A flow is
+// downloading when it is not uploading (isActive) and received bytes since
+// the previous tick; a flow seen for the first time has no rate yet.
+func (d *downloads) observe(now time.Time, flows []Flow) []downFlow {
+	out := make([]downFlow, len(flows))
+	clear(d.next)
+	for i, f := range flows {
+		s := rcvSample{t: now, rcvd: f.BytesReceived, minRTT: f.RcvRTT}
+		if p, ok := d.prev[f.Cookie]; ok {
+			if p.minRTT > 0 && (s.minRTT == 0 || p.minRTT < s.minRTT) {
+				s.minRTT = p.minRTT
+			}
+			if dt := now.Sub(p.t).Seconds(); dt > 0 && f.BytesReceived > p.rcvd && !isActive(f) {
+				out[i].Rate = float64(f.BytesReceived-p.rcvd) / dt
+			}
+		}
+		out[i].MinRTT = s.minRTT
+		d.next[f.Cookie] = s
+	}
+	d.prev, d.next = d.next, d.prev
+	return out
+}
+
+// downloadView is the policy's view of a download: the remote sender as
+// destination, the window in flight towards us (the advertised window, or
+// rate × RTT when the kernel does not report it) as its cwnd, the
+// receive-side RTT as its SRTT (it includes the AP's downlink queue) and
+// the smaller of the handshake's RTT and the receive side's smallest as its
+// base RTT.
+func downloadView(f Flow, d downFlow) FlowView {
+	mss := f.RcvMSS
+	if mss == 0 {
+		mss = f.MSS
+	}
+	srtt := f.RcvRTT
+	if srtt == 0 {
+		srtt = f.SRTT
+	}
+	base := f.MinRTT
+	if d.MinRTT > 0 && (base == 0 || d.MinRTT < base) {
+		base = d.MinRTT
+	}
+	var cwnd uint32
+	if mss > 0 {
+		inflight := float64(f.RcvWnd)
+		if inflight == 0 {
+			inflight = d.Rate * srtt.Seconds()
+		}
+		cwnd = uint32(min(inflight/float64(mss)+0.5, 1e6))
+	}
+	return FlowView{Dst: f.Dst.Addr(), Cwnd: cwnd, MSS: mss, SRTT: srtt, MinRTT: base, DeliveryRate: d.Rate}
+}
+
+// bothSides applies every bound to the send side (cwnd of this terminal's
+// uploads) and the receive side (windows advertised to remote senders) at
+// once; the receive side takes Hi only (a receiver cannot make a sender
+// send more). A bound meant for one direction is harmless on the other: an
+// upload's receive side and a download's send side carry ACKs only.
+type bothSides struct {
+	send, recv Enforcer
+}
+
+func (b bothSides) Set(dst netip.Addr, bd DPBounds) error {
+	if err := b.send.Set(dst, bd); err != nil {
+		return err
+	}
+	return b.recv.Set(dst, DPBounds{Hi: bd.Hi})
+}
+
+func (b bothSides) Delete(dst netip.Addr) error {
+	return errors.Join(b.send.Delete(dst), b.recv.Delete(dst))
+}
+
+func (b bothSides) Heartbeat() error {
+	return errors.Join(b.send.Heartbeat(), b.recv.Heartbeat())
+}
+
+// Counters adds the receive side's clamp counts to the send side's hi hits.
+func (b bothSides) Counters() (map[netip.Addr]DPCounters, error) {
+	out, err := b.send.Counters()
+	if err != nil {
+		return nil, err
+	}
+	rc, err := b.recv.Counters()
+	if err != nil {
+		return nil, err
+	}
+	for d, c := range rc {
+		o := out[d]
+		o.HiApplied += c.HiApplied
+		out[d] = o
+	}
+	return out, nil
+}
+
+// Backend names both: e.g. "struct_ops+rcvwnd".
+func (b bothSides) Backend() string { return b.send.Backend() + "+" + b.recv.Backend() }
+
+func (b bothSides) Close() error { return errors.Join(b.send.Close(), b.recv.Close()) }

@@ -1,0 +1,90 @@
+package agent
+
+import (
+	"net/netip"
+	"testing"
+	"time"
+)
+
+// download is a receiving flow: nothing in flight of its own, bytes received
+// growing, a receive-side RTT and an advertised window.
+func download(src, dst string, rcvd uint64) Flow {
+	f := flow(src, dst, 10)
+	f.Unacked, f.DeliveryRate, f.Cookie = 0, 0, 7
+	f.BytesReceived, f.RcvRTT, f.RcvWnd, f.RcvMSS = rcvd, 30*time.Millisecond, 29_000, 1448
+	return f
+}
+
+// A download is seen by the policy as a flow of this terminal: the remote
+// sender as destination, the receive rate measured between ticks, the
+// receive-side RTT as SRTT, the advertised window as cwnd; the own status
+// carries it in the download fields.
+func TestDownloadSeenByPolicyAndStatus(t *testing.T) {
+	h := newHarness(t, nil)
+	t0 := time.Unix(1_700_000_000, 0)
+	h.flows.flows = []Flow{download("10.77.9.1:40000", "10.77.9.254:5201", 1_000_000)}
+	h.a.Tick(t0)
+	if fs := h.pol.last.Flows; len(fs) != 1 || fs[0].DeliveryRate != 0 {
+		t.Fatalf("first tick %+v: no rate before two samples", fs)
+	}
+	h.flows.flows = []Flow{download("10.77.9.1:40000", "10.77.9.254:5201", 1_500_000)}
+	h.a.Tick(t0.Add(500 * time.Millisecond))
+	fs := h.pol.last.Flows
+	if len(fs) != 1 {
+		t.Fatalf("flows %+v", fs)
+	}
+	f := fs[0]
+	if f.Dst != dst1 || f.DeliveryRate != 1e6 || f.SRTT != 30*time.Millisecond || f.Cwnd != 20 || f.AppLimited {
+		t.Fatalf("download seen as %+v, want dst %v, 1e6 B/s, srtt 30ms, cwnd 20 (29000 B / 1448), not app-limited", f, dst1)
+	}
+	own := h.a.OwnStatus()
+	if own.DownFlows != 1 || own.DownRate != 1_000_000 || own.DownSRTT != 30*time.Millisecond || own.ActiveFlows != 0 {
+		t.Fatalf("own status %+v, want 1 download at 1e6 B/s, srtt 30ms, no upload", own)
+	}
+	if own.RcvHi != 30 { // nPolicy: hi 30/N on the host-wide default
+		t.Errorf("own receive bound %d, want 30", own.RcvHi)
+	}
+}
+
+// A peer that only downloads counts in the policy's view like an uploader:
+// its download flows, receive rate and receive-side RTT.
+func TestPeerViewMergesDownloads(t *testing.T) {
+	p := PeerStatus{DownFlows: 2, DownRate: 3e6, DownSRTT: 80 * time.Millisecond, MinRTT: 20 * time.Millisecond, AppLimited: true}
+	v := peerView(p)
+	if v.ActiveFlows != 2 || v.DeliveryRate != 3e6 || v.SRTT != 80*time.Millisecond || v.MinRTT != 20*time.Millisecond || v.AppLimited {
+		t.Fatalf("peer view %+v", v)
+	}
+	p.ActiveFlows, p.DeliveryRate, p.SRTT = 1, 1e6, 100*time.Millisecond
+	if v := peerView(p); v.ActiveFlows != 3 || v.DeliveryRate != 4e6 || v.SRTT != 100*time.Millisecond {
+		t.Fatalf("both directions %+v, want 3 flows, 4e6 B/s, the larger srtt", v)
+	}
+}
+
+// bothSides writes every bound to both datapaths, Hi only on the receive side.
+func TestBothSidesAppliesHiToReceive(t *testing.T) {
+	send, recv := &memDatapath{}, &memDatapath{}
+	b := bothSides{send: send, recv: recv}
+	if err := b.Set(dst1, DPBounds{Lo: 3, Hi: 12}); err != nil {
+		t.Fatal(err)
+	}
+	if send.bounds[dst1] != (DPBounds{Lo: 3, Hi: 12}) || recv.bounds[dst1] != (DPBounds{Hi: 12}) {
+		t.Fatalf("send %+v recv %+v", send.bounds, recv.bounds)
+	}
+	if err := b.Heartbeat(); err != nil || send.heartbeats != 1 || recv.heartbeats != 1 {
+		t.Fatalf("heartbeat %v: %d %d", err, send.heartbeats, recv.heartbeats)
+	}
+	c, err := b.Counters()
+	if err != nil || c[dst1].HiApplied != 84 {
+		t.Fatalf("counters %+v %v, want the two sides' hi hits summed (84)", c, err)
+	}
+	if b.Backend() != "test+test" {
+		t.Errorf("backend %q", b.Backend())
+	}
+	recv.failSet = true
+	if err := b.Set(netip.Addr{}, DPBounds{Hi: 4}); err == nil {
+		t.Error("a receive-side failure was not reported")
+	}
+	if err := b.Close(); err != nil || !send.closed || !recv.closed {
+		t.Fatalf("close %v", err)
+	}
+}
