@@ -11,10 +11,12 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/coopcc/coopcc/internal/nsenter"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 )
 
 // NamePrefix starts the name of every network namespace the lab creates:
@@ -35,6 +37,9 @@ func newPrefix() string {
 // /var/run/netns like `ip netns add`) with loopback up, without moving the
 // calling goroutine's thread.
 func createNetns(name string) error {
+	if err := shareNetnsDir(); err != nil {
+		return err
+	}
 	runtime.LockOSThread()
 	orig, err := netns.Get()
 	if err != nil {
@@ -71,6 +76,28 @@ func createNetns(name string) error {
 	return nil
 }
 
+// shareNetnsDir makes /run/netns a shared mount point of its own before a
+// namespace is mounted there, as `ip netns add` does. Without it, the first
+// `ip netns add` run while lab namespaces exist bind-mounts /run/netns over
+// itself and hides their mounts underneath: they can then never be removed
+// (EBUSY) until the machine restarts.
+func shareNetnsDir() error {
+	if err := os.MkdirAll(netnsDir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", netnsDir, err)
+	}
+	err := unix.Mount("", netnsDir, "none", unix.MS_SHARED|unix.MS_REC, "")
+	if errors.Is(err, unix.EINVAL) { // not a mount point yet
+		if err := unix.Mount(netnsDir, netnsDir, "none", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("bind-mount %s on itself: %w", netnsDir, err)
+		}
+		err = unix.Mount("", netnsDir, "none", unix.MS_SHARED|unix.MS_REC, "")
+	}
+	if err != nil {
+		return fmt.Errorf("make %s a shared mount: %w", netnsDir, err)
+	}
+	return nil
+}
+
 // deleteNetns kills every process left in the namespace and removes it.
 // A namespace that does not exist is not an error.
 func deleteNetns(name string) error {
@@ -80,10 +107,34 @@ func deleteNetns(name string) error {
 	for _, pid := range netnsPids(name) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
-	if err := netns.DeleteNamed(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := removeNetnsFile(filepath.Join(netnsDir, name)); err != nil {
 		return fmt.Errorf("delete network namespace %s: %w", name, err)
 	}
 	return nil
+}
+
+// removeNetnsFile unmounts a namespace's bind mount and removes the file.
+// A file that is no longer a mount point (an earlier delete unmounted it but
+// could not remove it) is removed all the same; EBUSY, which the removal
+// returns while a process that entered another mount namespace during the
+// run (ip netns exec, a test) still has the mount, is retried for a second.
+func removeNetnsFile(path string) error {
+	if err := unix.Unmount(path, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("unmount %s: %w", path, err)
+	}
+	for try := 0; ; try++ {
+		err := os.Remove(path)
+		if err == nil || errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if !errors.Is(err, unix.EBUSY) || try == 20 {
+			if errors.Is(err, unix.EBUSY) {
+				return fmt.Errorf("%w (its mount is hidden under a later bind mount of %s, made by `ip netns` while it existed; it goes away with `umount -l %s` when no other namespace is in use, or at reboot)", err, netnsDir, netnsDir)
+			}
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // netnsPids lists the processes whose network namespace is the named one

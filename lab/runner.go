@@ -468,16 +468,18 @@ func runClient(ctx context.Context, r Run, tb *Testbed, i int, t0 time.Time, dir
 	if r.Traffic.Direction == "down" {
 		argv = append(argv, "-R")
 	}
-	if !st.Agent {
+	switch {
+	case r.Traffic.Direction == "down":
+		// The server sends: its sockets get the mode's CC (plain CUBIC
+		// for policy modes, whose agents bound the terminals' advertised
+		// windows instead).
+		argv = append(argv, "-C", serverCC(r))
+	case !st.Agent:
 		// Explicit per socket: namespaces inherit the host's default (bbr
 		// here), and a namespace default outside tcp_allowed_congestion_control
 		// cannot be set. Managed stations keep the default their agent's
 		// datapath installs.
-		cc := st.CC
-		if r.Traffic.Direction == "down" {
-			cc = serverCC(r)
-		}
-		argv = append(argv, "-C", cc)
+		argv = append(argv, "-C", st.CC)
 	}
 	out, err := os.Create(filepath.Join(dir, "iperf3", st.Name+".json"))
 	if err != nil {

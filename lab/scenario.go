@@ -282,13 +282,6 @@ func (s *Scenario) Validate() error {
 		}
 		seen[md.Name] = true
 	}
-	if s.Traffic.Direction == "down" {
-		for _, m := range append(append([]string{}, s.Modes...), s.Quick.Modes...) {
-			if md, err := ParseMode(m); err == nil && md.Kind == KindPolicy {
-				add("modes: %q bounds a terminal's sending side, but with traffic.direction \"down\" the server sends; use kernel or AP modes", m)
-			}
-		}
-	}
 	for _, m := range s.Quick.Modes {
 		if _, err := ParseMode(m); err != nil {
 			add("quick.modes: %v", err)

@@ -60,7 +60,6 @@ func TestParseErrors(t *testing.T) {
 		{"bad mobility", minimal + "[terminals.x]\n", `unknown key`},
 		{"bad sweep mobility", minimal + "[sweep]\nmobility = [\"teleport\"]\n", `"teleport": want a preset`},
 		{"groups and count", minimal + "[[terminals.group]]\ncount = 1\n", `either count or [[terminals.group]]`},
-		{"policy down", strings.Replace(minimal, `duration = "10s"`, "duration = \"10s\"\ndirection = \"down\"", 1), `server sends`},
 		{"unknown policy params", minimal + "[policy.nope]\nx = 1\n", `policy.nope: unknown policy`},
 		{"toml syntax", "name = \n", `decode scenario`},
 	}
