@@ -54,9 +54,9 @@ func (m *model) delays() []float64 {
 	seen := map[float64]bool{}
 	var ds []float64
 	for _, g := range m.groups {
-		if !seen[g.DelayMs] {
-			seen[g.DelayMs] = true
-			ds = append(ds, g.DelayMs)
+		if !seen[g.DelayMS] {
+			seen[g.DelayMS] = true
+			ds = append(ds, g.DelayMS)
 		}
 	}
 	sort.Float64s(ds)
@@ -135,7 +135,7 @@ func (m *model) vsN(name, title, ylabel string, metric func(analysis.GroupSummar
 		los, his := map[string][]float64{}, map[string][]float64{}
 		var order []string
 		for _, g := range m.groups {
-			if g.DelayMs != d {
+			if g.DelayMS != d {
 				continue
 			}
 			st := metric(g)
@@ -204,14 +204,14 @@ func (m *model) byMode() (*figure, error) {
 	var labels []string
 	var agg, jain plotter.Values
 	for _, g := range m.groups {
-		label := fmt.Sprintf("%s\nN=%d, %gms", g.Mode, g.N, g.DelayMs)
+		label := fmt.Sprintf("%s\nN=%d, %gms", g.Mode, g.N, g.DelayMS)
 		if v := variant(g.Key); v != "" {
 			label += "\n" + v
 		}
 		labels = append(labels, label)
 		agg = append(agg, zeroIfNaN(g.AggregateMbps.Mean))
 		jain = append(jain, zeroIfNaN(g.Jain.Mean))
-		f.Rows = append(f.Rows, []string{g.Key, g.Mode, strconv.Itoa(g.N), num(g.DelayMs), num(g.AggregateMbps.Mean), num(g.Jain.Mean),
+		f.Rows = append(f.Rows, []string{g.Key, g.Mode, strconv.Itoa(g.N), num(g.DelayMS), num(g.AggregateMbps.Mean), num(g.Jain.Mean),
 			strconv.Itoa(g.ValidRuns), strconv.Itoa(len(g.Runs))})
 	}
 	mk := func(title, y string, vs plotter.Values, max float64) (*plot.Plot, error) {
@@ -283,7 +283,7 @@ func (m *model) throughputVsRTT() (*figure, error) {
 		pts := map[string]plotter.XYs{}
 		var order []string
 		for _, g := range m.groups {
-			if g.DelayMs != d {
+			if g.DelayMS != d {
 				continue
 			}
 			if _, ok := pts[g.Mode]; !ok {
@@ -330,7 +330,7 @@ func (m *model) coexistence() (*figure, error) {
 	}
 	for _, g := range m.groups {
 		if count(g) >= 2 {
-			mixedAt[nd{g.N, g.DelayMs}] = true
+			mixedAt[nd{g.N, g.DelayMS}] = true
 		}
 	}
 	if len(mixedAt) == 0 {
@@ -339,7 +339,7 @@ func (m *model) coexistence() (*figure, error) {
 	var modes, cats []string
 	byMode := map[string][]analysis.GroupSummary{}
 	for _, g := range m.groups {
-		if !mixedAt[nd{g.N, g.DelayMs}] || count(g) == 0 {
+		if !mixedAt[nd{g.N, g.DelayMS}] || count(g) == 0 {
 			continue
 		}
 		if _, ok := byMode[g.Mode]; !ok {
@@ -376,7 +376,7 @@ func (m *model) coexistence() (*figure, error) {
 			for _, st := range g.Runs[0].Stations {
 				counts[stationGroupOf(st)]++
 			}
-			label := fmt.Sprintf("N=%d, %gms", g.N, g.DelayMs)
+			label := fmt.Sprintf("N=%d, %gms", g.N, g.DelayMS)
 			if counts["managed"] > 0 || counts["unmanaged"] > 0 {
 				label += fmt.Sprintf("\n%d managed", counts["managed"])
 			}
@@ -392,7 +392,7 @@ func (m *model) coexistence() (*figure, error) {
 				}
 				vals[ci] = append(vals[ci], zeroIfNaN(v))
 				if ok {
-					f.Rows = append(f.Rows, []string{g.Key, g.Mode, strconv.Itoa(g.N), num(g.DelayMs), c, strconv.Itoa(counts[c]), num(v), num(g.AggregateMbps.Mean)})
+					f.Rows = append(f.Rows, []string{g.Key, g.Mode, strconv.Itoa(g.N), num(g.DelayMS), c, strconv.Itoa(counts[c]), num(v), num(g.AggregateMbps.Mean)})
 				}
 			}
 		}
@@ -458,7 +458,7 @@ func (m *model) fairnessScatter() (*figure, error) {
 			order = append(order, s.Mode)
 		}
 		pts[s.Mode] = append(pts[s.Mode], plotter.XY{X: s.AggregateMbps, Y: s.WeightedFairness})
-		f.Rows = append(f.Rows, []string{s.ID, s.Mode, strconv.Itoa(s.N), num(s.DelayMs), num(s.AggregateMbps), num(s.WeightedFairness), num(s.Jain)})
+		f.Rows = append(f.Rows, []string{s.ID, s.Mode, strconv.Itoa(s.N), num(s.DelayMS), num(s.AggregateMbps), num(s.WeightedFairness), num(s.Jain)})
 	}
 	if len(order) == 0 {
 		return nil, nil
@@ -536,8 +536,8 @@ func (m *model) traceRuns() []int {
 			return x.Valid
 		case x.N != y.N:
 			return x.N > y.N
-		case x.DelayMs != y.DelayMs:
-			return x.DelayMs > y.DelayMs
+		case x.DelayMS != y.DelayMS:
+			return x.DelayMS > y.DelayMS
 		case (variant(x.Group) == "") != (variant(y.Group) == ""):
 			return variant(x.Group) == "" // plain runs before parameter variants
 		case x.Rep != y.Rep:

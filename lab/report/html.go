@@ -181,7 +181,7 @@ Statistics of a group are over its <em>valid</em> repetitions only.</p>
 <h2>Summary</h2>
 <table id="summary">
 <tr><th class="l">mode</th><th>N</th><th>wired delay (ms)</th><th>aggregate goodput (Mbit/s)</th><th>Jain fairness</th><th>weighted fairness</th><th>p95 RTT (ms)</th><th>retransmissions</th><th>timeouts</th><th>loss events pen./mod.</th><th>valid runs</th><th class="l">group</th></tr>
-{{range .Groups}}<tr class="{{.Class}}"><td class="l">{{.Mode}}</td><td>{{.N}}</td><td>{{.DelayMs}}</td><td>{{.Aggregate}}</td><td>{{.Jain}}</td><td>{{.WFair}}</td><td>{{.P95}}</td><td>{{.Retrans}}</td><td>{{.Timeouts}}</td><td>{{.Loss}}</td><td>{{.Valid}}</td><td class="l">{{.Key}}</td></tr>
+{{range .Groups}}<tr class="{{.Class}}"><td class="l">{{.Mode}}</td><td>{{.N}}</td><td>{{.DelayMS}}</td><td>{{.Aggregate}}</td><td>{{.Jain}}</td><td>{{.WFair}}</td><td>{{.P95}}</td><td>{{.Retrans}}</td><td>{{.Timeouts}}</td><td>{{.Loss}}</td><td>{{.Valid}}</td><td class="l">{{.Key}}</td></tr>
 {{end}}</table>
 <p>Values: mean (min–max) over valid repetitions. Goodput is receiver-side (iperf3 <code>sum_received</code>); RTT is the senders' smoothed RTT; timeouts are entries into CA state Loss.
 Data: <a href="summary.csv">summary.csv</a>, <a href="runs.csv">runs.csv</a>.</p>

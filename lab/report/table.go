@@ -53,7 +53,7 @@ func WriteSummaryTable(w io.Writer, groups []analysis.GroupSummary) error {
 	}
 	fmt.Fprintln(tw, head)
 	for _, g := range groups {
-		line := strings.Join([]string{g.Mode, strconv.Itoa(g.N), strconv.FormatFloat(g.DelayMs, 'g', -1, 64),
+		line := strings.Join([]string{g.Mode, strconv.Itoa(g.N), strconv.FormatFloat(g.DelayMS, 'g', -1, 64),
 			fmtStat(g.AggregateMbps, 2), fmtStat(g.Jain, 3), fmtStat(g.P95RTTms, 1), fmtStat(g.Retrans, 0),
 			fmtStat(g.Timeouts, 0), fmtNum(g.Penalizing.Mean, 1) + "/" + fmtNum(g.Moderate.Mean, 1), validity(g)}, "\t")
 		if hasVariant {
@@ -73,7 +73,7 @@ var summaryHeader = []string{"group", "mode", "n", "delay_ms", "runs", "valid_ru
 func summaryRows(groups []analysis.GroupSummary) [][]string {
 	var rows [][]string
 	for _, g := range groups {
-		rows = append(rows, []string{g.Key, g.Mode, strconv.Itoa(g.N), num(g.DelayMs), strconv.Itoa(len(g.Runs)), strconv.Itoa(g.ValidRuns),
+		rows = append(rows, []string{g.Key, g.Mode, strconv.Itoa(g.N), num(g.DelayMS), strconv.Itoa(len(g.Runs)), strconv.Itoa(g.ValidRuns),
 			num(g.AggregateMbps.Mean), num(g.AggregateMbps.Min), num(g.AggregateMbps.Max), num(g.Jain.Mean), num(g.Jain.Min), num(g.Jain.Max),
 			num(g.WeightedFairness.Mean), num(g.ManagedMbps.Mean), num(g.UnmanagedMbps.Mean),
 			num(g.P50RTTms.Mean), num(g.P95RTTms.Mean), num(g.P99RTTms.Mean), num(g.Retrans.Mean), num(g.Timeouts.Mean),
@@ -90,7 +90,7 @@ var runsHeader = []string{"run", "group", "mode", "n", "delay_ms", "rep", "valid
 func runsRows(sums []analysis.RunSummary) [][]string {
 	var rows [][]string
 	for _, s := range sums {
-		base := []string{s.ID, s.Group, s.Mode, strconv.Itoa(s.N), num(s.DelayMs), strconv.Itoa(s.Rep), strconv.FormatBool(s.Valid), s.InvalidReason}
+		base := []string{s.ID, s.Group, s.Mode, strconv.Itoa(s.N), num(s.DelayMS), strconv.Itoa(s.Rep), strconv.FormatBool(s.Valid), s.InvalidReason}
 		rows = append(rows, append(append([]string(nil), base...), "*", "", num(s.AggregateMbps), "sum", "",
 			num(s.RTT.P50), num(s.RTT.P95), num(s.RTT.P99), strconv.Itoa(s.Retrans), strconv.Itoa(s.Timeouts),
 			strconv.Itoa(s.Penalizing), strconv.Itoa(s.Moderate), "", ""))
