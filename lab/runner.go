@@ -43,6 +43,9 @@ type RunnerConfig struct {
 	// starve each other's iperf3. Wait blocks for it instead of failing.
 	Lock string
 	Wait bool
+	// Shard runs only shard K of N of the runs (after Only); the zero
+	// Shard runs them all. See Shard.Select.
+	Shard Shard
 }
 
 // DefaultLock is the lab's machine-wide lock file.
@@ -132,6 +135,10 @@ func RunScenario(ctx context.Context, s *Scenario, cfg RunnerConfig) (*Summary, 
 		}
 		runs = keep
 	}
+	all := runs
+	if runs, err = cfg.Shard.Select(runs); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
 	if err := prepareOut(cfg.Out); err != nil {
 		return nil, err
 	}
@@ -142,6 +149,12 @@ func RunScenario(ctx context.Context, s *Scenario, cfg RunnerConfig) (*Summary, 
 		Quick: cfg.Quick, Only: cfg.Only, Backend: cfg.Backend, Start: time.Now().UTC(), Failed: map[string]string{}}
 	if cfg.Duration != 0 {
 		meta.DurationOverride = cfg.Duration.String()
+	}
+	if !cfg.Shard.IsZero() {
+		meta.Shard = cfg.Shard.String()
+		for _, r := range all {
+			meta.ShardOf = append(meta.ShardOf, r.ID)
+		}
 	}
 	collectMeta(meta, cfg.Coopcc)
 	if err := writeJSON(filepath.Join(cfg.Out, "meta.json"), meta); err != nil {

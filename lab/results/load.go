@@ -25,7 +25,8 @@ import (
 // Results is one loaded results directory.
 type Results struct {
 	Dir      string
-	Meta     map[string]any // meta.json as decoded (nil when absent)
+	Meta     map[string]any // meta.json as decoded (nil when absent), for display
+	Info     *schema.Meta   // meta.json as the runner wrote it (nil when absent)
 	Scenario string         // scenario.toml as run ("" when absent)
 	Runs     []analysis.Run // sorted by run id
 	Warnings []string       // missing optional parts, one line each
@@ -45,6 +46,11 @@ func Load(dir string) (*Results, error) {
 		if err := json.Unmarshal(b, &res.Meta); err != nil {
 			return nil, fmt.Errorf("%s: malformed JSON: %w", filepath.Join(dir, "meta.json"), err)
 		}
+		info, err := schema.DecodeMeta(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "meta.json"), err)
+		}
+		res.Info = &info
 	} else if errors.Is(err, fs.ErrNotExist) {
 		res.Warnings = append(res.Warnings, "meta.json missing: no metadata")
 	} else {
