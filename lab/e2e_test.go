@@ -2,7 +2,6 @@ package lab
 
 import (
 	"context"
-	"github.com/coopcc/coopcc/schema"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/coopcc/coopcc/internal/nettest"
+	"github.com/coopcc/coopcc/schema"
 )
 
 // TestTinyEndToEnd runs the embedded tiny scenario (2 terminals, ~10 s,

@@ -1,10 +1,11 @@
 package lab
 
 import (
-	"github.com/coopcc/coopcc/schema"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/coopcc/coopcc/schema"
 )
 
 // The per-run progress line carries the numbers the report will show

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"github.com/coopcc/coopcc/schema"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/coopcc/coopcc/internal/nettest"
 	"github.com/coopcc/coopcc/internal/pidlock"
+	"github.com/coopcc/coopcc/schema"
 )
 
 func ownNamespaces(t *testing.T) []string {

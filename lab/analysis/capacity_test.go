@@ -1,10 +1,11 @@
 package analysis
 
 import (
-	"github.com/coopcc/coopcc/schema"
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/coopcc/coopcc/schema"
 )
 
 // steadyFlow acknowledges mbps from t0 to t1, sampled every 50 ms.

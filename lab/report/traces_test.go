@@ -1,11 +1,11 @@
 package report
 
 import (
-	"github.com/coopcc/coopcc/schema"
 	"strconv"
 	"testing"
 
 	"github.com/coopcc/coopcc/lab/analysis"
+	"github.com/coopcc/coopcc/schema"
 )
 
 // The goodput trace comes from what was acknowledged, never from iperf3's
