@@ -61,7 +61,8 @@ func (s spread) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 }
 
-// DataRange implements plot.DataRanger: the axes take in the whole spread.
+// DataRange implements plot.DataRanger: the axes take in the whole spread
+// (a figure that fixes an axis, Jain's at 1.02, clips the bars to it).
 func (s spread) DataRange() (xmin, xmax, ymin, ymax float64) {
 	xmin, xmax, ymin, ymax = math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 	see := func(v float64, lo, hi *float64) {
@@ -74,6 +75,8 @@ func (s spread) DataRange() (xmin, xmax, ymin, ymax float64) {
 		if st.N >= 2 {
 			see(st.Min, &ymin, &ymax)
 			see(st.Max, &ymin, &ymax)
+			see(st.Mean-st.CI95, &ymin, &ymax)
+			see(st.Mean+st.CI95, &ymin, &ymax)
 		}
 	}
 	for i, st := range s.XStats {
@@ -81,6 +84,8 @@ func (s spread) DataRange() (xmin, xmax, ymin, ymax float64) {
 		if st.N >= 2 {
 			see(st.Min, &xmin, &xmax)
 			see(st.Max, &xmin, &xmax)
+			see(st.Mean-st.CI95, &xmin, &xmax)
+			see(st.Mean+st.CI95, &xmin, &xmax)
 		}
 	}
 	if math.IsInf(xmin, 1) {
