@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/coopcc/coopcc/internal/nettest"
+	"github.com/coopcc/coopcc/schema"
 )
 
 // TestTinyEndToEnd runs the embedded tiny scenario (2 terminals, ~10 s,
@@ -42,7 +43,7 @@ func TestTinyEndToEnd(t *testing.T) {
 	if ns := ownNamespaces(t); len(ns) > 0 {
 		t.Errorf("namespaces left: %v", ns)
 	}
-	var meta Meta
+	var meta schema.Meta
 	readJSON(t, filepath.Join(out, "meta.json"), &meta)
 	if meta.Scenario != "tiny" || meta.Kernel.Release == "" || meta.Tools["iperf3"] == "" || meta.End.Before(meta.Start) || len(meta.Runs) != 2 {
 		t.Errorf("meta.json: %+v", meta)
@@ -52,7 +53,7 @@ func TestTinyEndToEnd(t *testing.T) {
 	}
 	for _, id := range []string{"mode=cubic,n=2,delay=4ms,rep=1", "mode=coop,n=2,delay=4ms,rep=1"} {
 		dir := filepath.Join(out, "runs", id)
-		var rr RunResult
+		var rr schema.Run
 		readJSON(t, filepath.Join(dir, "run.json"), &rr)
 		if rr.N != 2 || rr.DelayMS != 4 || len(rr.Stations) != 2 || rr.DurationS < 9 {
 			t.Errorf("%s run.json: %+v", id, rr)

@@ -44,6 +44,7 @@ type Station struct {
 	Start      Duration `json:"start"`
 	Stop       Duration `json:"stop"`
 	ExtraDelay Duration `json:"extra_delay"`
+	MaxMbps    float64  `json:"max_mbps,omitempty"` // throughput alone, from the group (0 = unknown)
 }
 
 // Options changes how a scenario expands.
@@ -283,6 +284,7 @@ func (s *Scenario) buildRun(m Mode, b runBuild, params map[string]string, rep in
 			for i := 0; i < g.Count; i++ {
 				start := g.Start + Duration(int64(i)*int64(g.Stagger))
 				add(name, managed, g.PHYMbps, g.FER, g.Mobility, start, stop(g.Stop), g.ExtraDelay, g.CC)
+				r.Stations[len(r.Stations)-1].MaxMbps = g.MaxMbps
 			}
 		}
 	} else {

@@ -21,6 +21,7 @@ import (
 	"github.com/coopcc/coopcc/internal/pidlock"
 	"github.com/coopcc/coopcc/lab/analysis"
 	"github.com/coopcc/coopcc/lab/results"
+	"github.com/coopcc/coopcc/schema"
 )
 
 // RunnerConfig says how to run a scenario.
@@ -42,6 +43,9 @@ type RunnerConfig struct {
 	// starve each other's iperf3. Wait blocks for it instead of failing.
 	Lock string
 	Wait bool
+	// Shard runs only shard K of N of the runs (after Only); the zero
+	// Shard runs them all. See Shard.Select.
+	Shard Shard
 }
 
 // DefaultLock is the lab's machine-wide lock file.
@@ -131,14 +135,27 @@ func RunScenario(ctx context.Context, s *Scenario, cfg RunnerConfig) (*Summary, 
 		}
 		runs = keep
 	}
+	all := runs
+	if runs, err = cfg.Shard.Select(runs); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
 	if err := prepareOut(cfg.Out); err != nil {
 		return nil, err
 	}
 	if err := os.WriteFile(filepath.Join(cfg.Out, "scenario.toml"), s.Source(), 0o644); err != nil {
 		return nil, fmt.Errorf("write scenario.toml: %w", err)
 	}
-	meta := &Meta{Scenario: s.Name, Description: s.Description, Quick: cfg.Quick, Duration: cfg.Duration, Backend: cfg.Backend,
-		Start: time.Now().UTC(), Failed: map[string]string{}}
+	meta := &schema.Meta{Scenario: s.Name, Description: s.Description, ScenarioSHA256: sha256Hex(s.Source()),
+		Quick: cfg.Quick, Only: cfg.Only, Backend: cfg.Backend, Start: time.Now().UTC(), Failed: map[string]string{}}
+	if cfg.Duration != 0 {
+		meta.DurationOverride = cfg.Duration.String()
+	}
+	if !cfg.Shard.IsZero() {
+		meta.Shard = cfg.Shard.String()
+		for _, r := range all {
+			meta.ShardOf = append(meta.ShardOf, r.ID)
+		}
+	}
 	collectMeta(meta, cfg.Coopcc)
 	if err := writeJSON(filepath.Join(cfg.Out, "meta.json"), meta); err != nil {
 		return nil, err
@@ -195,7 +212,7 @@ func RunScenario(ctx context.Context, s *Scenario, cfg RunnerConfig) (*Summary, 
 // summarises it (window goodput over the union of the traffic windows, Jain,
 // p95 RTT, validity including the capacity check). When the run cannot be
 // loaded it falls back to run.json's verdict.
-func progressLine(dir string, r *RunResult) string {
+func progressLine(dir string, r *schema.Run) string {
 	run, _, err := results.LoadRun(dir)
 	if err != nil {
 		v := "valid"
@@ -238,14 +255,14 @@ func RunDirName(id string) string { return strings.ReplaceAll(id, "/", "_") }
 
 // executeRun builds the testbed of one run, drives it and tears it down.
 // It always writes run.json when the run directory could be created.
-func executeRun(ctx context.Context, r Run, cfg RunnerConfig) (res *RunResult, err error) {
+func executeRun(ctx context.Context, r Run, cfg RunnerConfig) (res *schema.Run, err error) {
 	dir := filepath.Join(cfg.Out, "runs", RunDirName(r.ID))
 	for _, sub := range []string{"iperf3", "bounds", "emu", "logs"} {
 		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
 			return nil, fmt.Errorf("create run directory: %w", err)
 		}
 	}
-	res = newRunResult(r, cfg)
+	res = runRecord(r, cfg)
 	res.Start = time.Now().UTC()
 	var errs []string
 	note := func(err error) {
@@ -435,24 +452,6 @@ func serverCC(r Run) string {
 	return "cubic"
 }
 
-func newRunResult(r Run, cfg RunnerConfig) *RunResult {
-	res := &RunResult{ID: r.ID, Mode: r.Mode.Name, ModeKind: r.Mode.Kind, Policy: r.Mode.Policy, N: r.N,
-		DelayMS: float64(r.Delay.D()) / 1e6, Rep: r.Rep, Params: r.Params, Valid: true, LengthS: r.Length.Seconds(),
-		Backend: cfg.Backend, Direction: r.Traffic.Direction, WLAN: r.WLAN, PolicyParams: r.PolicyParams,
-		Wired: WiredResult{RateBps: float64(r.Wired.Rate), DelayMS: float64(r.Wired.Delay.D()) / 1e6,
-			QueueSize: r.Wired.QueueSize, Loss: r.Wired.Loss}}
-	for i, st := range r.Stations {
-		via := "iperf3 -C"
-		if st.Agent {
-			via = "agent"
-		}
-		res.Stations = append(res.Stations, StationResult{Name: st.Name, Group: st.Group, Managed: st.Agent, CCVia: via,
-			Agent: st.Agent, CC: st.CC, StartS: st.Start.Seconds(), StopS: st.Stop.Seconds(), PHYMbps: st.PHYMbps,
-			FER: st.FER, Mobility: st.Mobility, ExtraDelayMS: float64(st.ExtraDelay.D()) / 1e6, Port: r.Traffic.Port + i})
-	}
-	return res
-}
-
 // runClient waits for the station's start time, runs its iperf3 client
 // for its duration and stores the JSON report.
 func runClient(ctx context.Context, r Run, tb *Testbed, i int, t0 time.Time, dir string) (launched, exited time.Duration, err error) {
@@ -593,7 +592,7 @@ func paramFlags(prefix string, m map[string]any) []string {
 }
 
 // readEmuValidity copies the emulator's verdict into the run result.
-func readEmuValidity(res *RunResult, path string) {
+func readEmuValidity(res *schema.Run, path string) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		res.Valid, res.InvalidReason = false, "emulator wrote no emu.json"

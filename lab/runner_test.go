@@ -13,6 +13,7 @@ import (
 
 	"github.com/coopcc/coopcc/internal/nettest"
 	"github.com/coopcc/coopcc/internal/pidlock"
+	"github.com/coopcc/coopcc/schema"
 )
 
 func ownNamespaces(t *testing.T) []string {
@@ -62,12 +63,12 @@ duration = "30s"
 	if ns := ownNamespaces(t); len(ns) > 0 {
 		t.Errorf("namespaces left after cancel: %v", ns)
 	}
-	var meta Meta
+	var meta schema.Meta
 	readJSON(t, filepath.Join(out, "meta.json"), &meta)
 	if !meta.Interrupted || len(meta.Runs) != 1 || meta.End.IsZero() {
 		t.Errorf("meta after cancel: interrupted=%v runs=%v end=%v", meta.Interrupted, meta.Runs, meta.End)
 	}
-	var rr RunResult
+	var rr schema.Run
 	readJSON(t, filepath.Join(out, "runs", "mode=cubic,n=3,delay=0ms,rep=1", "run.json"), &rr)
 	if rr.Valid || rr.InvalidReason != "interrupted" {
 		t.Errorf("interrupted run: valid=%v reason=%q", rr.Valid, rr.InvalidReason)
@@ -137,7 +138,7 @@ duration = "3s"
 	}
 	for _, mode := range []string{"cubic", "reno"} {
 		dir := filepath.Join(out, "runs", "mode="+mode+",n=2,delay=0ms,rep=1")
-		var rr RunResult
+		var rr schema.Run
 		readJSON(t, filepath.Join(dir, "run.json"), &rr)
 		if !rr.Valid || rr.Backend != BackendVeth || rr.SampleHz < 10 || len(rr.GoodputBps) != 2 {
 			t.Errorf("%s run.json: %+v", mode, rr)
@@ -171,7 +172,7 @@ duration = "3s"
 
 // checkFlowsCSV checks the header and that every station's flows were
 // sampled at >= 10 Hz over its flow's life.
-func checkFlowsCSV(t *testing.T, path string, rr RunResult) {
+func checkFlowsCSV(t *testing.T, path string, rr schema.Run) {
 	t.Helper()
 	header, rows := csvRows(t, path)
 	col := map[string]int{}

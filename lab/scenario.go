@@ -93,6 +93,9 @@ type Group struct {
 	Stagger    Duration `toml:"stagger"`
 	ExtraDelay Duration `toml:"extra_delay"`
 	CC         string   `toml:"cc"`
+	// MaxMbps is a terminal's throughput alone (Maxᵢ of papers/003's
+	// weighted fairness), when known beforehand; 0 = from reference runs.
+	MaxMbps float64 `toml:"max_mbps"`
 }
 
 // Traffic describes the load every terminal offers.
@@ -397,6 +400,9 @@ func (s *Scenario) Validate() error {
 			}
 			total += g.Count
 			checkRate(key+".phy_mbps", g.PHYMbps)
+			if g.MaxMbps < 0 {
+				add("%s.max_mbps %g: want 0 (unknown) or more", key, g.MaxMbps)
+			}
 			checkFER(key+".fer", g.FER)
 			s.checkTiming(add, key, g.Start, g.Stop)
 			if g.CC != "" && !contains(kernelCCs, g.CC) {

@@ -25,7 +25,7 @@ that "coopcc lab report" turns into figures. docs/scenarios.md is the schema.`,
 }
 
 func newLabRunCmd() *cobra.Command {
-	var out, backend, only, coopcc string
+	var out, backend, only, coopcc, shardArg string
 	var quick, dry bool
 	var duration time.Duration
 	var wait bool
@@ -38,9 +38,18 @@ func newLabRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			var shard lab.Shard
+			if shardArg != "" {
+				if shard, err = lab.ParseShard(shardArg); err != nil {
+					return err
+				}
+			}
 			if dry {
 				runs, err := s.Expand(lab.Options{Quick: quick, Duration: lab.Duration(duration)})
 				if err != nil {
+					return err
+				}
+				if runs, err = shard.Select(runs); err != nil {
 					return err
 				}
 				total := time.Duration(0)
@@ -55,7 +64,7 @@ func newLabRunCmd() *cobra.Command {
 				out = filepath.Join("results", s.Name+"-"+time.Now().Format("20060102-150405"))
 			}
 			sum, err := lab.RunScenario(cmd.Context(), s, lab.RunnerConfig{Out: out, Quick: quick, Duration: lab.Duration(duration), Backend: backend,
-				Coopcc: coopcc, Only: only, Wait: wait, Log: cmd.ErrOrStderr()})
+				Coopcc: coopcc, Only: only, Wait: wait, Shard: shard, Log: cmd.ErrOrStderr()})
 			if sum != nil {
 				fmt.Fprintf(cmd.OutOrStdout(), "%d runs (%d failed) in %v; results in %s\n", sum.Runs, sum.Failed, sum.Took.Round(time.Second), sum.Out)
 			}
@@ -69,6 +78,7 @@ func newLabRunCmd() *cobra.Command {
 	f.StringVar(&backend, "backend", "", `"emu" (WLAN emulator) or "veth" (plain bridge, no emulation); default emu when available`)
 	f.StringVar(&only, "only", "", "run only the runs whose id contains this text")
 	f.StringVar(&coopcc, "coopcc", "", "coopcc binary for the emulator and agents (default: this one)")
+	f.StringVar(&shardArg, "shard", "", "run only shard K/N of the runs (after --only), e.g. 2/4; the shards of one scenario are disjoint and cover it, and `lab report DIR...` merges their results")
 	f.BoolVar(&dry, "dry-run", false, "list the runs the scenario expands to and exit")
 	f.BoolVar(&wait, "wait", false, "if another lab run is in progress, wait for it instead of failing (one emulator at a time: "+lab.DefaultLock+")")
 	return cmd

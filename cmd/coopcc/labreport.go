@@ -15,20 +15,28 @@ import (
 // and one self-contained HTML page from a lab results directory.
 func newLabReportCmd() *cobra.Command {
 	var out, formats string
+	var allowMixed bool
 	cmd := &cobra.Command{
-		Use:   "report DIR",
+		Use:   "report DIR...",
 		Short: "Analyze a lab results directory: figures, CSVs, summary table and an HTML page",
 		Long: `Reads a results directory written by 'coopcc lab run' and writes, into --out
 (default DIR/report): report.html (self-contained), summary.txt/.csv, runs.csv,
 and every figure as PNG/SVG with its data as CSV. Prints the summary table.
-Metric definitions: docs/analysis.md.`,
-		Args: cobra.ExactArgs(1),
+Metric definitions: docs/analysis.md.
+
+Several directories (the shards of one sweep, 'coopcc lab run --shard K/N')
+are merged into one report (--out required): they must come from the same
+scenario file, coopcc binary and run options unless --allow-mixed, and no run
+id may be in two of them.`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := args[0]
 			if out == "" {
-				out = filepath.Join(dir, "report")
+				if len(args) > 1 {
+					return fmt.Errorf("merging %d directories: give the report's directory with --out", len(args))
+				}
+				out = filepath.Join(args[0], "report")
 			}
-			res, err := results.Load(dir)
+			res, err := results.Merge(args, results.MergeOptions{AllowMixed: allowMixed})
 			if err != nil {
 				return err
 			}
@@ -58,5 +66,6 @@ Metric definitions: docs/analysis.md.`,
 	}
 	cmd.Flags().StringVar(&out, "out", "", "output directory (default DIR/report)")
 	cmd.Flags().StringVar(&formats, "format", "png,svg", "figure formats: png, svg or png,svg")
+	cmd.Flags().BoolVar(&allowMixed, "allow-mixed", false, "merge directories of different scenario files, binaries or run options")
 	return cmd
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,5 +38,42 @@ func TestLabReportCmd(t *testing.T) {
 	cmd.SetArgs([]string{t.TempDir()})
 	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "no runs/ directory") {
 		t.Errorf("empty dir: %v", err)
+	}
+}
+
+// Several directories: --out is required, and the same shard given twice is
+// refused (duplicate run ids) with the reason.
+func TestLabReportMergeCmd(t *testing.T) {
+	fix := "../../lab/results/testdata/results"
+	run := func(args ...string) (string, error) {
+		cmd := newLabReportCmd()
+		var b bytes.Buffer
+		cmd.SetOut(&b)
+		cmd.SetErr(&b)
+		cmd.SetArgs(args)
+		err := cmd.Execute()
+		return b.String(), err
+	}
+	if _, err := run(fix, fix); err == nil || !strings.Contains(err.Error(), "--out") {
+		t.Errorf("two dirs without --out: %v", err)
+	}
+	if _, err := run(fix, fix, "--out", t.TempDir(), "--allow-mixed"); err == nil || !strings.Contains(err.Error(), "is in both") {
+		t.Errorf("the same directory twice: %v", err)
+	}
+}
+
+func TestLabRunShardFlag(t *testing.T) {
+	for _, c := range []struct {
+		shard, want string
+	}{{"1/2", "1 runs"}, {"2/2", "1 runs"}, {"3/2", "1 ≤ K ≤ N"}, {"3/3", "at most 2 shards"}} {
+		cmd := newLabRunCmd()
+		var b bytes.Buffer
+		cmd.SetOut(&b)
+		cmd.SetErr(&b)
+		cmd.SetArgs([]string{"tiny", "--quick", "--dry-run", "--shard", c.shard})
+		err := cmd.Execute()
+		if got := b.String() + "\n" + fmt.Sprint(err); !strings.Contains(got, c.want) {
+			t.Errorf("--shard %s: %s, want %q", c.shard, got, c.want)
+		}
 	}
 }

@@ -39,7 +39,7 @@ func Capacity(info RunInfo) (mbps float64, ok bool, err error) {
 		rate = info.WLAN.DataMbps
 	}
 	for _, st := range info.Stations {
-		rate = math.Max(rate, st.PhyMbps)
+		rate = math.Max(rate, st.PHYMbps)
 	}
 	air := airCeilingMbps(p, rate, info.WLAN.AMPDUMax)
 	if w := info.Wired.RateBps; w > 0 {

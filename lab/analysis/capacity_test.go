@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/coopcc/coopcc/schema"
 )
 
 // steadyFlow acknowledges mbps from t0 to t1, sampled every 50 ms.
@@ -20,9 +22,9 @@ func steadyFlow(station string, t0, t1, mbps float64) Series {
 func staggeredRun() Run {
 	return Run{
 		Info: RunInfo{ID: "mode=cubic,n=2,delay=4ms,rep=1", Mode: "cubic", N: 2, Valid: true,
-			WLAN: RunWLAN{PHY: "802.11g"},
-			Stations: []Station{{Name: "sta1", StartS: 0, StopS: 10, PhyMbps: 54},
-				{Name: "sta2", StartS: 10, StopS: 20, PhyMbps: 54}}},
+			WLAN: schema.WLAN{PHY: "802.11g"},
+			Stations: []Station{{Name: "sta1", StartS: 0, StopS: 10, PHYMbps: 54},
+				{Name: "sta2", StartS: 10, StopS: 20, PHYMbps: 54}}},
 		Flows: []Series{steadyFlow("sta1", 0, 10, 20), steadyFlow("sta2", 10, 20, 20)},
 	}
 }
@@ -55,11 +57,11 @@ func TestCapacityCeiling(t *testing.T) {
 	}{
 		// One 802.11g station alone: Bianchi's N = 1 saturation is 29.7 Mbit/s
 		// for 1460 B; with 1500 B and no AP ACKs the ceiling sits just above.
-		{"g", RunInfo{WLAN: RunWLAN{PHY: "802.11g"}}, 29.5, 32},
-		{"g, 100 Mbit/s wire", RunInfo{WLAN: RunWLAN{PHY: "g"}, Wired: RunWired{RateBps: 100e6}}, 29.5, 32},
-		{"ac, 100 Mbit/s wire", RunInfo{WLAN: RunWLAN{PHY: "802.11ac"}, Wired: RunWired{RateBps: 100e6}}, 100, 100},
-		{"ac, 1 Gbit/s wire", RunInfo{WLAN: RunWLAN{PHY: "802.11ac"}, Wired: RunWired{RateBps: 1e9}}, 600, 866.7},
-		{"b", RunInfo{WLAN: RunWLAN{PHY: "802.11b"}}, 5, 7.5},
+		{"g", RunInfo{WLAN: schema.WLAN{PHY: "802.11g"}}, 29.5, 32},
+		{"g, 100 Mbit/s wire", RunInfo{WLAN: schema.WLAN{PHY: "g"}, Wired: schema.Wired{RateBps: 100e6}}, 29.5, 32},
+		{"ac, 100 Mbit/s wire", RunInfo{WLAN: schema.WLAN{PHY: "802.11ac"}, Wired: schema.Wired{RateBps: 100e6}}, 100, 100},
+		{"ac, 1 Gbit/s wire", RunInfo{WLAN: schema.WLAN{PHY: "802.11ac"}, Wired: schema.Wired{RateBps: 1e9}}, 600, 866.7},
+		{"b", RunInfo{WLAN: schema.WLAN{PHY: "802.11b"}}, 5, 7.5},
 	} {
 		c, ok, err := Capacity(tc.info)
 		if err != nil || !ok || c < tc.min || c > tc.max {
@@ -69,7 +71,7 @@ func TestCapacityCeiling(t *testing.T) {
 	if _, ok, err := Capacity(RunInfo{}); ok || err != nil {
 		t.Errorf("no PHY recorded: ok %v err %v, want unknown without error", ok, err)
 	}
-	if _, _, err := Capacity(RunInfo{WLAN: RunWLAN{PHY: "802.11z"}}); err == nil {
+	if _, _, err := Capacity(RunInfo{WLAN: schema.WLAN{PHY: "802.11z"}}); err == nil {
 		t.Error("unknown PHY accepted")
 	}
 }
@@ -129,7 +131,7 @@ func TestGoodputTracesSpreadBursts(t *testing.T) {
 		}
 		return s
 	}
-	run := Run{Info: RunInfo{WLAN: RunWLAN{PHY: "802.11g"},
+	run := Run{Info: RunInfo{WLAN: schema.WLAN{PHY: "802.11g"},
 		Stations: []Station{{Name: "sta1", StartS: 0, StopS: 5}, {Name: "sta2", StartS: 0, StopS: 5}}},
 		Flows: []Series{burst("sta1", 6), burst("sta2", 2)}}
 	capacity, _, _ := Capacity(run.Info)

@@ -89,3 +89,40 @@ func TestStatOf(t *testing.T) {
 		t.Errorf("StatOf(nil) = %+v, want NaN", e)
 	}
 }
+
+// The spread over repetitions: sample SD and the Student-t 95 % interval
+// of the mean (1, 2, 3: SD 1, t(0.975, 2) = 4.3027, half-width 2.484);
+// none from a single repetition.
+func TestStatSpread(t *testing.T) {
+	st := StatOf([]float64{3, math.NaN(), 1, 2})
+	if math.Abs(st.SD-1) > 1e-12 || math.Abs(st.CI95-4.3027/math.Sqrt(3)) > 1e-9 || st.N != 3 {
+		t.Errorf("StatOf spread = %+v, want SD 1, CI95 2.484, N 3", st)
+	}
+	one := StatOf([]float64{5})
+	if !math.IsNaN(one.SD) || !math.IsNaN(one.CI95) || one.N != 1 {
+		t.Errorf("one repetition: %+v, want no spread", one)
+	}
+	// Ten repetitions of 0 and 1 alternately: variance 2.5/9, and
+	// t(0.975, 9) = 2.2622.
+	var xs []float64
+	for i := 0; i < 10; i++ {
+		xs = append(xs, float64(i%2))
+	}
+	ten := StatOf(xs)
+	if want := 2.2622 * math.Sqrt(2.5/9) / math.Sqrt(10); math.Abs(ten.CI95-want) > 1e-9 {
+		t.Errorf("CI95 of 10 = %g, want %g", ten.CI95, want)
+	}
+}
+
+// Student's t quantiles: the table and the expansion beyond it agree with
+// published values (t(0.975, 40) = 2.0211, 60: 2.0003, 120: 1.9799).
+func TestTQuantile975(t *testing.T) {
+	for df, want := range map[int]float64{1: 12.7062, 2: 4.3027, 4: 2.7764, 30: 2.0423, 31: 2.0395, 40: 2.0211, 60: 2.0003, 120: 1.9799, 100000: 1.96} {
+		if got := TQuantile975(df); math.Abs(got-want) > 2e-4 {
+			t.Errorf("t(0.975, %d) = %.5f, want %.4f", df, got, want)
+		}
+	}
+	if !math.IsNaN(TQuantile975(0)) {
+		t.Error("t(0.975, 0) should be NaN")
+	}
+}

@@ -28,7 +28,7 @@ type StationSummary struct {
 	Station string
 	Group   string // scenario group name ("" = none)
 	Managed bool
-	PhyMbps float64
+	PHYMbps float64
 	MaxMbps float64 // throughput alone (0 = unknown)
 	// GoodputMbps is receiver-side goodput (NaN when the station has
 	// neither an iperf3 report nor a data flow); GoodputSource says where it
@@ -52,9 +52,9 @@ type RunSummary struct {
 	Group   string // the run group: ID without its repetition
 	Mode    string
 	N       int
-	DelayMs float64
+	DelayMS float64
 	Rep     int
-	Params  map[string]any
+	Params  map[string]string
 	// Valid is run.json's flag, and-ed with emu.json's and with every iperf3
 	// report being error-free; InvalidReason says why not.
 	Valid         bool
@@ -91,7 +91,7 @@ type RunSummary struct {
 func Summarize(run Run, rule LossRule) RunSummary {
 	info := run.Info
 	rs := RunSummary{
-		ID: info.ID, Group: GroupKey(info), Mode: info.Mode, N: info.N, DelayMs: info.DelayMs,
+		ID: info.ID, Group: GroupKey(info), Mode: info.Mode, N: info.N, DelayMS: info.DelayMS,
 		Rep: info.Rep, Params: info.Params, Valid: info.Valid, InvalidReason: info.InvalidReason,
 		APDrops: math.NaN(), APQueueP95: math.NaN(),
 	}
@@ -134,7 +134,7 @@ func Summarize(run Run, rule LossRule) RunSummary {
 	byGroup := map[string][]float64{}
 	haveAllMax := true
 	for _, st := range stationsOf(run) {
-		ss := StationSummary{Station: st.Name, Group: st.Group, Managed: st.Managed, PhyMbps: st.PhyMbps, MaxMbps: st.MaxMbps,
+		ss := StationSummary{Station: st.Name, Group: st.Group, Managed: st.Managed, PHYMbps: st.PHYMbps, MaxMbps: st.MaxMbps,
 			GoodputMbps: math.NaN(), IperfMbps: math.NaN(), Airtime: math.NaN(), BoundChanges: len(run.Bounds[st.Name])}
 		if a, ok := airtime[st.Name]; ok {
 			ss.Airtime = a
@@ -333,7 +333,7 @@ func GroupKey(info RunInfo) string {
 			return strings.Join(kept, ",")
 		}
 	}
-	return fmt.Sprintf("mode=%s,n=%d,delay=%gms", info.Mode, info.N, info.DelayMs)
+	return fmt.Sprintf("mode=%s,n=%d,delay=%gms", info.Mode, info.N, info.DelayMS)
 }
 
 // GroupSummary aggregates the repetitions of one run group. The statistics
@@ -342,8 +342,8 @@ type GroupSummary struct {
 	Key       string
 	Mode      string
 	N         int
-	DelayMs   float64
-	Params    map[string]any
+	DelayMS   float64
+	Params    map[string]string
 	Runs      []RunSummary
 	ValidRuns int
 
@@ -391,7 +391,7 @@ func Group(runs []RunSummary) []GroupSummary {
 	for _, r := range runs {
 		g, ok := byKey[r.Group]
 		if !ok {
-			g = &GroupSummary{Key: r.Group, Mode: r.Mode, N: r.N, DelayMs: r.DelayMs, Params: r.Params}
+			g = &GroupSummary{Key: r.Group, Mode: r.Mode, N: r.N, DelayMS: r.DelayMS, Params: r.Params}
 			byKey[r.Group] = g
 			keys = append(keys, r.Group)
 		}
@@ -444,8 +444,8 @@ func Group(runs []RunSummary) []GroupSummary {
 	}
 	sort.SliceStable(out, func(a, b int) bool {
 		x, y := out[a], out[b]
-		if x.DelayMs != y.DelayMs {
-			return x.DelayMs < y.DelayMs
+		if x.DelayMS != y.DelayMS {
+			return x.DelayMS < y.DelayMS
 		}
 		if x.Mode != y.Mode {
 			return ModeLess(x.Mode, y.Mode)
@@ -474,7 +474,7 @@ func FillMaxFromReference(runs []RunSummary) {
 	}
 	kindOf := func(st StationSummary) string {
 		if st.Group != "" {
-			return fmt.Sprintf("group=%s,phy=%g", st.Group, st.PhyMbps)
+			return fmt.Sprintf("group=%s,phy=%g", st.Group, st.PHYMbps)
 		}
 		return "station=" + st.Station
 	}
@@ -492,7 +492,7 @@ func FillMaxFromReference(runs []RunSummary) {
 			}
 		}
 		if n == 1 {
-			k := key{kindOf(*only), r.DelayMs, Variant(r.Group)}
+			k := key{kindOf(*only), r.DelayMS, Variant(r.Group)}
 			acc[k] = append(acc[k], only.GoodputMbps)
 		}
 	}
@@ -503,7 +503,7 @@ func FillMaxFromReference(runs []RunSummary) {
 		for si := range r.Stations {
 			st := &r.Stations[si]
 			if !(st.MaxMbps > 0) {
-				if v := acc[key{kindOf(*st), r.DelayMs, Variant(r.Group)}]; len(v) > 0 {
+				if v := acc[key{kindOf(*st), r.DelayMS, Variant(r.Group)}]; len(v) > 0 {
 					st.MaxMbps = StatOf(v).Mean
 				}
 			}

@@ -21,7 +21,7 @@ func testRun(id, mode string, rep int, valid bool, g1, g2 float64) Run {
 		return Iperf{Station: st, ReceivedBytes: mbps * 1e6 / 8 * 10, ReceivedSeconds: 10}
 	}
 	return Run{
-		Info: RunInfo{ID: id, Mode: mode, N: 2, DelayMs: 4, Rep: rep, Valid: valid,
+		Info: RunInfo{ID: id, Mode: mode, N: 2, DelayMS: 4, Rep: rep, Valid: valid,
 			Stations: []Station{{Name: "sta1", Managed: true}, {Name: "sta2"}}},
 		Iperf: map[string]Iperf{"sta1": ip("sta1", g1), "sta2": ip("sta2", g2)},
 		Flows: []Series{
@@ -126,9 +126,9 @@ func TestDataFlowsStarvedStation(t *testing.T) {
 func TestGroupOrder(t *testing.T) {
 	var runs []RunSummary
 	for _, m := range []string{"bbr", "zeta", "coop", "alpha", "cubic"} {
-		runs = append(runs, RunSummary{Mode: m, N: 2, DelayMs: 4, Group: "mode=" + m, Valid: true})
+		runs = append(runs, RunSummary{Mode: m, N: 2, DelayMS: 4, Group: "mode=" + m, Valid: true})
 	}
-	runs = append(runs, RunSummary{Mode: "bbr", N: 1, DelayMs: 256, Group: "mode=bbr,d", Valid: true})
+	runs = append(runs, RunSummary{Mode: "bbr", N: 1, DelayMS: 256, Group: "mode=bbr,d", Valid: true})
 	var got []string
 	for _, g := range Group(runs) {
 		got = append(got, g.Mode)
@@ -155,10 +155,10 @@ func TestDataFlowsDownload(t *testing.T) {
 
 func TestGroupMeansAndGroupReference(t *testing.T) {
 	st := func(name, group string, phy, mbps float64) (Station, Iperf) {
-		return Station{Name: name, Group: group, PhyMbps: phy}, Iperf{ReceivedBytes: mbps * 1e6 / 8, ReceivedSeconds: 1}
+		return Station{Name: name, Group: group, PHYMbps: phy}, Iperf{ReceivedBytes: mbps * 1e6 / 8, ReceivedSeconds: 1}
 	}
 	mk := func(id string, valid bool, specs ...[4]any) RunSummary {
-		r := Run{Info: RunInfo{ID: id, Mode: "coop", DelayMs: 4, Valid: valid}, Iperf: map[string]Iperf{}}
+		r := Run{Info: RunInfo{ID: id, Mode: "coop", DelayMS: 4, Valid: valid}, Iperf: map[string]Iperf{}}
 		for _, s := range specs {
 			station, ip := st(s[0].(string), s[1].(string), s[2].(float64), s[3].(float64))
 			r.Info.Stations = append(r.Info.Stations, station)

@@ -39,63 +39,12 @@ func (r Run) RunTime(t time.Time) float64 {
 	return float64(t.UnixMicro())/1e6 - r.T0
 }
 
-// RunInfo is run.json.
-type RunInfo struct {
-	ID            string         `json:"-"` // the directory name, e.g. "mode=coop,n=10,delay=256ms,rep=1"
-	Mode          string         `json:"mode"`
-	N             int            `json:"n"`
-	DelayMs       float64        `json:"delay_ms"`
-	Rep           int            `json:"rep"`
-	Params        map[string]any `json:"params"`
-	Stations      []Station      `json:"stations"`
-	Valid         bool           `json:"valid"`
-	InvalidReason string         `json:"invalid_reason"`
-	DurationS     float64        `json:"duration_s"`
-	// Optional: when the run started (flows.csv's Unix times are put on
-	// this clock when present) and "up" or "down".
-	Start time.Time `json:"start"`
-	// TrafficStart is when the lab started the traffic schedule: the zero
-	// of every station's start_s/stop_s. Zero in results written before
-	// the lab recorded it (the loader then estimates it).
-	TrafficStart time.Time `json:"traffic_start"`
-	Direction    string    `json:"direction,omitempty"`
-	// WLAN and Wired describe the medium (see Capacity); zero in results
-	// written before run.json recorded them.
-	WLAN  RunWLAN  `json:"wlan"`
-	Wired RunWired `json:"wired"`
-}
+// RunInfo is run.json, the record the runner writes (schema.Run). The
+// loader sets ID to the run directory's name.
+type RunInfo = schema.Run
 
-// RunWLAN is the part of run.json's "wlan" the analysis uses.
-type RunWLAN struct {
-	PHY      string  `json:"phy"`       // "802.11g", ...
-	DataMbps float64 `json:"data_mbps"` // default PHY rate (0 = the preset's)
-	AMPDUMax int     `json:"ampdu_max"` // frames per A-MPDU (0 = the preset's)
-}
-
-// RunWired is the part of run.json's "wired" the analysis uses.
-type RunWired struct {
-	RateBps float64 `json:"rate_bps"` // 0 = unlimited
-}
-
-// Station describes one terminal of a run.
-type Station struct {
-	Name    string  `json:"name"`
-	Managed bool    `json:"managed"` // runs the coopcc agent
-	StartS  float64 `json:"start_s"`
-	// LaunchedS is when the lab actually launched the station's iperf3
-	// client, seconds after TrafficStart (0 when not recorded).
-	LaunchedS float64 `json:"launched_s"`
-	StopS     float64 `json:"stop_s"`
-	PhyMbps   float64 `json:"phy_mbps"`
-	// Group is the terminal group the scenario put the station in (e.g.
-	// "managed", "phone-ac"); Mobility its mobility trace ("" = static).
-	Group    string `json:"group,omitempty"`
-	Mobility string `json:"mobility,omitempty"`
-	// MaxMbps is the station's throughput when alone (Maxᵢ of the weighted
-	// fairness index, papers/003). 0 = unknown; then a reference run may
-	// supply it (see MaxFromReferenceRuns).
-	MaxMbps float64 `json:"max_mbps,omitempty"`
-}
+// Station is one terminal of a run (schema.Station).
+type Station = schema.Station
 
 // Iperf is the part of one iperf3 -J report the analysis uses.
 type Iperf struct {

@@ -18,7 +18,7 @@ func scalabilityResults() *results.Results {
 		for _, mode := range []string{"cubic", "hayakawa2015", "hayakawa2016", "coop", "bbr"} {
 			for n := 1; n <= 10; n++ {
 				r := analysis.Run{Info: analysis.RunInfo{ID: fmt.Sprintf("mode=%s,n=%d,delay=%gms,rep=1", mode, n, d),
-					Mode: mode, N: n, DelayMs: d, Rep: 1, Valid: true}, Iperf: map[string]analysis.Iperf{}, T0: 1}
+					Mode: mode, N: n, DelayMS: d, Rep: 1, Valid: true}, Iperf: map[string]analysis.Iperf{}, T0: 1}
 				for k := 1; k <= n; k++ {
 					name := fmt.Sprintf("sta%d", k)
 					r.Info.Stations = append(r.Info.Stations, analysis.Station{Name: name, Managed: mode != "cubic" && mode != "bbr"})

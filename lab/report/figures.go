@@ -54,9 +54,9 @@ func (m *model) delays() []float64 {
 	seen := map[float64]bool{}
 	var ds []float64
 	for _, g := range m.groups {
-		if !seen[g.DelayMs] {
-			seen[g.DelayMs] = true
-			ds = append(ds, g.DelayMs)
+		if !seen[g.DelayMS] {
+			seen[g.DelayMS] = true
+			ds = append(ds, g.DelayMS)
 		}
 	}
 	sort.Float64s(ds)
@@ -115,11 +115,11 @@ func (m *model) figures() ([]*figure, error) {
 }
 
 // vsN: one panel per delay, one line per mode (and variant), mean over valid
-// repetitions with min–max bars.
+// repetitions with the 95 % confidence interval and min–max (spread).
 func (m *model) vsN(name, title, ylabel string, metric func(analysis.GroupSummary) analysis.Stat) (*figure, error) {
 	f := &figure{Name: name, Title: title, Width: 5.5 * vg.Inch, Height: 4 * vg.Inch,
-		Caption: "Mean over valid repetitions; bars span min–max. Invalid runs are left out.",
-		Header:  []string{"delay_ms", "line", "mode", "n", "mean", "min", "max", "valid_runs", "runs"}}
+		Caption: spreadCaption(m.groups),
+		Header:  []string{"delay_ms", "line", "mode", "n", "mean", "ci95", "min", "max", "reps", "runs"}}
 	var row []*plot.Plot
 	var allLabels []string
 	seenLabel := map[string]bool{}
@@ -132,10 +132,10 @@ func (m *model) vsN(name, title, ylabel string, metric func(analysis.GroupSummar
 	for _, d := range m.delays() {
 		p := newPanel(delayLabel(d), "terminals N", ylabel)
 		lines := map[string]plotter.XYs{}
-		los, his := map[string][]float64{}, map[string][]float64{}
+		stats := map[string][]analysis.Stat{}
 		var order []string
 		for _, g := range m.groups {
-			if g.DelayMs != d {
+			if g.DelayMS != d {
 				continue
 			}
 			st := metric(g)
@@ -144,28 +144,28 @@ func (m *model) vsN(name, title, ylabel string, metric func(analysis.GroupSummar
 				order = append(order, l)
 			}
 			lines[l] = append(lines[l], plotter.XY{X: float64(g.N), Y: st.Mean})
-			los[l], his[l] = append(los[l], st.Min), append(his[l], st.Max)
-			f.Rows = append(f.Rows, []string{num(d), l, g.Mode, strconv.Itoa(g.N), num(st.Mean), num(st.Min), num(st.Max),
-				strconv.Itoa(g.ValidRuns), strconv.Itoa(len(g.Runs))})
+			stats[l] = append(stats[l], st)
+			f.Rows = append(f.Rows, []string{num(d), l, g.Mode, strconv.Itoa(g.N), num(st.Mean), num(st.CI95), num(st.Min), num(st.Max),
+				strconv.Itoa(st.N), strconv.Itoa(len(g.Runs))})
 		}
 		for _, l := range order {
-			xys, lo, hi := lines[l], los[l], his[l]
+			xys, sts := lines[l], stats[l]
 			idx := make([]int, len(xys))
 			for i := range idx {
 				idx[i] = i
 			}
 			sort.SliceStable(idx, func(a, b int) bool { return xys[idx[a]].X < xys[idx[b]].X })
-			sx, slo, shi := make(plotter.XYs, len(idx)), make([]float64, len(idx)), make([]float64, len(idx))
+			sx := make(plotter.XYs, len(idx))
+			sp := spread{X: make([]float64, len(idx)), YStats: make([]analysis.Stat, len(idx))}
 			for k, i := range idx {
-				sx[k], slo[k], shi[k] = xys[i], lo[i], hi[i]
+				sx[k], sp.X[k], sp.YStats[k] = xys[i], xys[i].X, sts[i]
 			}
 			si := m.styleOf(l)
 			if err := addLine(p, si, "", sx, true); err != nil {
 				return nil, err
 			}
-			if err := addRange(p, si, sx, slo, shi); err != nil {
-				return nil, err
-			}
+			sp.Color, _ = style(si)
+			p.Add(sp)
 		}
 		p.X.Tick.Marker = intTicks{}
 		p.X.Min, p.X.Max = p.X.Min-0.3, p.X.Max+0.3
@@ -199,22 +199,26 @@ func (m *model) byMode() (*figure, error) {
 	}
 	f := &figure{Name: "throughput_by_mode", Title: "Total throughput and fairness per run group",
 		Width: 4.5 * vg.Inch, Height: 4 * vg.Inch,
-		Caption: "Mean over valid repetitions. Groups without a valid run show no bar.",
-		Header:  []string{"group", "mode", "n", "delay_ms", "aggregate_mbps", "jain", "valid_runs", "runs"}}
+		Caption: spreadCaption(m.groups) + " Groups without a valid run show no bar.",
+		Header: append(append(append([]string{"group", "mode", "n", "delay_ms"}, statHeader("aggregate_mbps")...),
+			statHeader("jain")...), "reps", "runs")}
 	var labels []string
 	var agg, jain plotter.Values
+	var aggSt, jainSt []analysis.Stat
 	for _, g := range m.groups {
-		label := fmt.Sprintf("%s\nN=%d, %gms", g.Mode, g.N, g.DelayMs)
+		label := fmt.Sprintf("%s\nN=%d, %gms", g.Mode, g.N, g.DelayMS)
 		if v := variant(g.Key); v != "" {
 			label += "\n" + v
 		}
+		label += fmt.Sprintf("\nreps %d", g.ValidRuns)
 		labels = append(labels, label)
 		agg = append(agg, zeroIfNaN(g.AggregateMbps.Mean))
 		jain = append(jain, zeroIfNaN(g.Jain.Mean))
-		f.Rows = append(f.Rows, []string{g.Key, g.Mode, strconv.Itoa(g.N), num(g.DelayMs), num(g.AggregateMbps.Mean), num(g.Jain.Mean),
-			strconv.Itoa(g.ValidRuns), strconv.Itoa(len(g.Runs))})
+		aggSt, jainSt = append(aggSt, g.AggregateMbps), append(jainSt, g.Jain)
+		row := append([]string{g.Key, g.Mode, strconv.Itoa(g.N), num(g.DelayMS)}, statCols(g.AggregateMbps)...)
+		f.Rows = append(f.Rows, append(append(row, statCols(g.Jain)...), strconv.Itoa(g.ValidRuns), strconv.Itoa(len(g.Runs))))
 	}
-	mk := func(title, y string, vs plotter.Values, max float64) (*plot.Plot, error) {
+	mk := func(title, y string, vs plotter.Values, sts []analysis.Stat, max float64) (*plot.Plot, error) {
 		p := newPanel(title, "", y)
 		for i, v := range vs { // one bar per group, colored by mode
 			b, err := plotter.NewBarChart(plotter.Values{v}, vg.Points(22))
@@ -225,6 +229,11 @@ func (m *model) byMode() (*figure, error) {
 			b.Color, b.LineStyle.Width, b.XMin = c, 0, float64(i)
 			p.Add(b)
 		}
+		sp := spread{YStats: sts, Color: color.Black}
+		for i := range sts {
+			sp.X = append(sp.X, float64(i))
+		}
+		p.Add(sp)
 		p.NominalX(labels...)
 		p.X.Min, p.X.Max = -0.6, float64(len(vs))-0.4
 		p.Y.Min = 0
@@ -235,11 +244,11 @@ func (m *model) byMode() (*figure, error) {
 		}
 		return p, nil
 	}
-	p1, err := mk("total throughput", "total goodput (Mbit/s)", agg, 0)
+	p1, err := mk("total throughput", "total goodput (Mbit/s)", agg, aggSt, 0)
 	if err != nil {
 		return nil, err
 	}
-	p2, err := mk("Jain fairness", "Jain fairness index", jain, 1.05)
+	p2, err := mk("Jain fairness", "Jain fairness index", jain, jainSt, 1.05)
 	if err != nil {
 		return nil, err
 	}
@@ -269,8 +278,9 @@ func (m *model) throughputVsRTT() (*figure, error) {
 	}
 	f := &figure{Name: "throughput_vs_p95rtt", Title: "Total throughput vs 95th-percentile RTT",
 		Width: 5.5 * vg.Inch, Height: 4 * vg.Inch,
-		Caption: "One point per run group (mean over valid repetitions); up and left is better. RTT is the sender's smoothed RTT (flows.csv srtt_us).",
-		Header:  []string{"delay_ms", "mode", "group", "n", "p95_rtt_ms", "aggregate_mbps"}}
+		Caption: "One point per run group; up and left is better. RTT is the sender's smoothed RTT (flows.csv srtt_us). " + spreadCaption(m.groups),
+		Header: append(append(append([]string{"delay_ms", "mode", "group", "n"}, statHeader("p95_rtt_ms")...),
+			statHeader("aggregate_mbps")...), "reps")}
 	var row []*plot.Plot
 	var modes []string
 	for _, g := range m.groups {
@@ -281,21 +291,29 @@ func (m *model) throughputVsRTT() (*figure, error) {
 	for _, d := range m.delays() {
 		p := newPanel(delayLabel(d), "95th-percentile RTT (ms)", "total goodput (Mbit/s)")
 		pts := map[string]plotter.XYs{}
+		sps := map[string]*spread{}
 		var order []string
 		for _, g := range m.groups {
-			if g.DelayMs != d {
+			if g.DelayMS != d {
 				continue
 			}
 			if _, ok := pts[g.Mode]; !ok {
 				order = append(order, g.Mode)
+				sps[g.Mode] = &spread{}
 			}
 			pts[g.Mode] = append(pts[g.Mode], plotter.XY{X: g.P95RTTms.Mean, Y: g.AggregateMbps.Mean})
-			f.Rows = append(f.Rows, []string{num(d), g.Mode, g.Key, strconv.Itoa(g.N), num(g.P95RTTms.Mean), num(g.AggregateMbps.Mean)})
+			sp := sps[g.Mode]
+			sp.X, sp.Y = append(sp.X, g.P95RTTms.Mean), append(sp.Y, g.AggregateMbps.Mean)
+			sp.XStats, sp.YStats = append(sp.XStats, g.P95RTTms), append(sp.YStats, g.AggregateMbps)
+			row := append([]string{num(d), g.Mode, g.Key, strconv.Itoa(g.N)}, statCols(g.P95RTTms)...)
+			f.Rows = append(f.Rows, append(append(row, statCols(g.AggregateMbps)...), strconv.Itoa(g.ValidRuns)))
 		}
 		for _, mode := range order {
 			if err := addPoints(p, m.styleOf(mode), "", pts[mode]); err != nil {
 				return nil, err
 			}
+			sps[mode].Color, _ = style(m.styleOf(mode))
+			p.Add(*sps[mode])
 		}
 		p.Y.Min, p.X.Min = 0, 0
 		row = append(row, p)
@@ -330,7 +348,7 @@ func (m *model) coexistence() (*figure, error) {
 	}
 	for _, g := range m.groups {
 		if count(g) >= 2 {
-			mixedAt[nd{g.N, g.DelayMs}] = true
+			mixedAt[nd{g.N, g.DelayMS}] = true
 		}
 	}
 	if len(mixedAt) == 0 {
@@ -339,7 +357,7 @@ func (m *model) coexistence() (*figure, error) {
 	var modes, cats []string
 	byMode := map[string][]analysis.GroupSummary{}
 	for _, g := range m.groups {
-		if !mixedAt[nd{g.N, g.DelayMs}] || count(g) == 0 {
+		if !mixedAt[nd{g.N, g.DelayMS}] || count(g) == 0 {
 			continue
 		}
 		if _, ok := byMode[g.Mode]; !ok {
@@ -364,25 +382,28 @@ func (m *model) coexistence() (*figure, error) {
 	}
 	f := &figure{Name: "coexistence", Title: "Mean goodput per terminal by terminal group",
 		Height: 3.2 * vg.Inch, Width: vg.Length(1.5+(0.35+0.22*float64(len(cats)))*float64(maxCols)) * vg.Inch,
-		Caption: "Managed terminals run the coopcc agent, unmanaged ones do not; named groups come from the scenario. Bars: mean goodput per terminal of each group, averaged over valid repetitions; one panel per mode.",
-		Header:  []string{"group", "mode", "n", "delay_ms", "terminal_group", "terminals", "mean_mbps", "aggregate_mbps"}}
+		Caption: "Managed terminals run the coopcc agent, unmanaged ones do not; named groups come from the scenario. Bars: mean goodput per terminal of each group, averaged over valid repetitions; one panel per mode. " + spreadCaption(m.groups),
+		Header: append(append([]string{"group", "mode", "n", "delay_ms", "terminal_group", "terminals"}, statHeader("mbps")...),
+			"aggregate_mbps", "reps")}
 	w := vg.Points(11)
 	for mi, mode := range modes {
 		p := newPanel(mode, "", "goodput per terminal (Mbit/s)")
 		var labels []string
 		vals := make([]plotter.Values, len(cats))
+		sps := make([]spread, len(cats))
 		for _, g := range byMode[mode] {
 			counts := map[string]int{}
 			for _, st := range g.Runs[0].Stations {
 				counts[stationGroupOf(st)]++
 			}
-			label := fmt.Sprintf("N=%d, %gms", g.N, g.DelayMs)
+			label := fmt.Sprintf("N=%d, %gms", g.N, g.DelayMS)
 			if counts["managed"] > 0 || counts["unmanaged"] > 0 {
 				label += fmt.Sprintf("\n%d managed", counts["managed"])
 			}
 			if v := variant(g.Key); v != "" && !strings.HasPrefix(v, "managed=") {
 				label += "\n" + v
 			}
+			label += fmt.Sprintf("\nreps %d", g.ValidRuns)
 			labels = append(labels, label)
 			for ci, c := range cats {
 				st, ok := g.GroupMbps[c]
@@ -391,8 +412,10 @@ func (m *model) coexistence() (*figure, error) {
 					v = st.Mean
 				}
 				vals[ci] = append(vals[ci], zeroIfNaN(v))
+				sps[ci].X, sps[ci].YStats = append(sps[ci].X, float64(len(labels)-1)), append(sps[ci].YStats, st)
 				if ok {
-					f.Rows = append(f.Rows, []string{g.Key, g.Mode, strconv.Itoa(g.N), num(g.DelayMs), c, strconv.Itoa(counts[c]), num(v), num(g.AggregateMbps.Mean)})
+					row := append([]string{g.Key, g.Mode, strconv.Itoa(g.N), num(g.DelayMS), c, strconv.Itoa(counts[c])}, statCols(st)...)
+					f.Rows = append(f.Rows, append(row, num(g.AggregateMbps.Mean), strconv.Itoa(g.ValidRuns)))
 				}
 			}
 		}
@@ -405,6 +428,8 @@ func (m *model) coexistence() (*figure, error) {
 			b.Color, b.LineStyle.Width = c, 0
 			b.Offset = w * vg.Length(float64(ci)-float64(len(vals)-1)/2)
 			p.Add(b)
+			sps[ci].Offset, sps[ci].Color = b.Offset, color.Black
+			p.Add(sps[ci])
 			if mi == 0 {
 				p.Legend.Add(cats[ci], b)
 			}
@@ -458,7 +483,7 @@ func (m *model) fairnessScatter() (*figure, error) {
 			order = append(order, s.Mode)
 		}
 		pts[s.Mode] = append(pts[s.Mode], plotter.XY{X: s.AggregateMbps, Y: s.WeightedFairness})
-		f.Rows = append(f.Rows, []string{s.ID, s.Mode, strconv.Itoa(s.N), num(s.DelayMs), num(s.AggregateMbps), num(s.WeightedFairness), num(s.Jain)})
+		f.Rows = append(f.Rows, []string{s.ID, s.Mode, strconv.Itoa(s.N), num(s.DelayMS), num(s.AggregateMbps), num(s.WeightedFairness), num(s.Jain)})
 	}
 	if len(order) == 0 {
 		return nil, nil
@@ -536,8 +561,8 @@ func (m *model) traceRuns() []int {
 			return x.Valid
 		case x.N != y.N:
 			return x.N > y.N
-		case x.DelayMs != y.DelayMs:
-			return x.DelayMs > y.DelayMs
+		case x.DelayMS != y.DelayMS:
+			return x.DelayMS > y.DelayMS
 		case (variant(x.Group) == "") != (variant(y.Group) == ""):
 			return variant(x.Group) == "" // plain runs before parameter variants
 		case x.Rep != y.Rep:

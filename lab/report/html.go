@@ -87,9 +87,10 @@ func writeHTML(path string, res *results.Results, rep *Report, summaryTxt string
 		page.Title += ": " + name
 	}
 	for _, g := range rep.Groups {
-		hg := htmlGroup{GroupSummary: g, Aggregate: fmtStat(g.AggregateMbps, 2), Jain: fmtStat(g.Jain, 3),
-			WFair: fmtStat(g.WeightedFairness, 3), P95: fmtStat(g.P95RTTms, 1), Retrans: fmtStat(g.Retrans, 0),
-			Timeouts: fmtStat(g.Timeouts, 0), Loss: fmtNum(g.Penalizing.Mean, 1) + " / " + fmtNum(g.Moderate.Mean, 1),
+		r := g.ValidRuns
+		hg := htmlGroup{GroupSummary: g, Aggregate: fmtStat(g.AggregateMbps, 2, r), Jain: fmtStat(g.Jain, 3, r),
+			WFair: fmtStat(g.WeightedFairness, 3, r), P95: fmtStat(g.P95RTTms, 1, r), Retrans: fmtStat(g.Retrans, 0, r),
+			Timeouts: fmtStat(g.Timeouts, 0, r), Loss: fmtNum(g.Penalizing.Mean, 1) + " / " + fmtNum(g.Moderate.Mean, 1),
 			Valid: fmt.Sprintf("%d/%d", g.ValidRuns, len(g.Runs))}
 		switch {
 		case g.ValidRuns == 0:
@@ -180,10 +181,10 @@ Statistics of a group are over its <em>valid</em> repetitions only.</p>
 
 <h2>Summary</h2>
 <table id="summary">
-<tr><th class="l">mode</th><th>N</th><th>wired delay (ms)</th><th>aggregate goodput (Mbit/s)</th><th>Jain fairness</th><th>weighted fairness</th><th>p95 RTT (ms)</th><th>retransmissions</th><th>timeouts</th><th>loss events pen./mod.</th><th>valid runs</th><th class="l">group</th></tr>
-{{range .Groups}}<tr class="{{.Class}}"><td class="l">{{.Mode}}</td><td>{{.N}}</td><td>{{.DelayMs}}</td><td>{{.Aggregate}}</td><td>{{.Jain}}</td><td>{{.WFair}}</td><td>{{.P95}}</td><td>{{.Retrans}}</td><td>{{.Timeouts}}</td><td>{{.Loss}}</td><td>{{.Valid}}</td><td class="l">{{.Key}}</td></tr>
+<tr><th class="l">mode</th><th>N</th><th>wired delay (ms)</th><th>aggregate goodput (Mbit/s)</th><th>Jain fairness</th><th>weighted fairness</th><th>p95 RTT (ms)</th><th>retransmissions</th><th>timeouts</th><th>loss events pen./mod.</th><th>reps</th><th>valid runs</th><th class="l">group</th></tr>
+{{range .Groups}}<tr class="{{.Class}}"><td class="l">{{.Mode}}</td><td>{{.N}}</td><td>{{.DelayMS}}</td><td>{{.Aggregate}}</td><td>{{.Jain}}</td><td>{{.WFair}}</td><td>{{.P95}}</td><td>{{.Retrans}}</td><td>{{.Timeouts}}</td><td>{{.Loss}}</td><td>{{.ValidRuns}}</td><td>{{.Valid}}</td><td class="l">{{.Key}}</td></tr>
 {{end}}</table>
-<p>Values: mean (min–max) over valid repetitions. Goodput is receiver-side (iperf3 <code>sum_received</code>); RTT is the senders' smoothed RTT; timeouts are entries into CA state Loss.
+<p>Values: mean ±half-width of the 95 % confidence interval of the mean (Student t) (min–max) over the valid repetitions; <em>reps</em> is how many stand behind each number ([n=k] where a metric has fewer). Goodput is receiver-side (iperf3 <code>sum_received</code>); RTT is the senders' smoothed RTT; timeouts are entries into CA state Loss.
 Data: <a href="summary.csv">summary.csv</a>, <a href="runs.csv">runs.csv</a>.</p>
 
 {{if .Loss}}<h2>Loss events (papers/002)</h2>

@@ -319,35 +319,6 @@ func addPoints(p *plot.Plot, i int, name string, xys plotter.XYs) error {
 	return nil
 }
 
-// errPoints are points with asymmetric vertical error bars.
-type errPoints struct {
-	plotter.XYs
-	plotter.YErrors
-}
-
-// addRange adds min–max error bars for series i.
-func addRange(p *plot.Plot, i int, xys plotter.XYs, lo, hi []float64) error {
-	var ep errPoints
-	for k, pt := range xys {
-		if math.IsNaN(pt.Y) || math.IsNaN(lo[k]) || math.IsNaN(hi[k]) || lo[k] == hi[k] {
-			continue
-		}
-		ep.XYs = append(ep.XYs, pt)
-		ep.YErrors = append(ep.YErrors, struct{ Low, High float64 }{pt.Y - lo[k], hi[k] - pt.Y})
-	}
-	if len(ep.XYs) == 0 {
-		return nil
-	}
-	eb, err := plotter.NewYErrorBars(ep)
-	if err != nil {
-		return fmt.Errorf("error bars: %w", err)
-	}
-	c, _ := style(i)
-	eb.LineStyle.Color = c
-	p.Add(eb)
-	return nil
-}
-
 // num formats a number for CSV: "" for NaN.
 func num(x float64) string {
 	if math.IsNaN(x) {

@@ -19,15 +19,22 @@ func fmtNum(x float64, prec int) string {
 	return strconv.FormatFloat(x, 'f', prec, 64)
 }
 
-// fmtStat is "mean" for one value, "mean (min–max)" for several, "–" for none.
-func fmtStat(s analysis.Stat, prec int) string {
+// fmtStat is "mean" for one value, "mean ±ci95 (min–max)" for several
+// (the half-width of the Student-t 95 % confidence interval of the mean, and
+// the range), "–" for none. When fewer repetitions than the group's reps
+// have the metric (an RTT without flows.csv), "[n=k]" says how many.
+func fmtStat(s analysis.Stat, prec, reps int) string {
 	if s.N == 0 {
 		return "–"
 	}
-	if s.N == 1 || s.Min == s.Max {
-		return fmtNum(s.Mean, prec)
+	out := fmtNum(s.Mean, prec)
+	if s.N > 1 {
+		out = fmt.Sprintf("%s ±%s (%s–%s)", out, fmtNum(s.CI95, prec), fmtNum(s.Min, prec), fmtNum(s.Max, prec))
 	}
-	return fmt.Sprintf("%s (%s–%s)", fmtNum(s.Mean, prec), fmtNum(s.Min, prec), fmtNum(s.Max, prec))
+	if s.N != reps {
+		out += fmt.Sprintf(" [n=%d]", s.N)
+	}
+	return out
 }
 
 func validity(g analysis.GroupSummary) string {
@@ -40,22 +47,24 @@ func validity(g analysis.GroupSummary) string {
 
 // WriteSummaryTable prints one line per run group: mode, N, wired delay,
 // aggregate goodput, Jain fairness, p95 RTT, retransmissions, timeouts, loss
-// events, and how many repetitions were valid (statistics are over those).
+// events (each as fmtStat: mean ±95 % CI (min–max)), REPS, the valid
+// repetitions the statistics are over, and RUNS, valid of all.
 func WriteSummaryTable(w io.Writer, groups []analysis.GroupSummary) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	hasVariant := false
 	for _, g := range groups {
 		hasVariant = hasVariant || variant(g.Key) != ""
 	}
-	head := "MODE\tN\tDELAY_MS\tAGGREGATE_MBPS\tJAIN\tP95_RTT_MS\tRETRANS\tTIMEOUTS\tLOSS_PEN/MOD\tRUNS"
+	head := "MODE\tN\tDELAY_MS\tAGGREGATE_MBPS\tJAIN\tP95_RTT_MS\tRETRANS\tTIMEOUTS\tLOSS_PEN/MOD\tREPS\tRUNS"
 	if hasVariant {
 		head += "\tPARAMS"
 	}
 	fmt.Fprintln(tw, head)
 	for _, g := range groups {
-		line := strings.Join([]string{g.Mode, strconv.Itoa(g.N), strconv.FormatFloat(g.DelayMs, 'g', -1, 64),
-			fmtStat(g.AggregateMbps, 2), fmtStat(g.Jain, 3), fmtStat(g.P95RTTms, 1), fmtStat(g.Retrans, 0),
-			fmtStat(g.Timeouts, 0), fmtNum(g.Penalizing.Mean, 1) + "/" + fmtNum(g.Moderate.Mean, 1), validity(g)}, "\t")
+		line := strings.Join([]string{g.Mode, strconv.Itoa(g.N), strconv.FormatFloat(g.DelayMS, 'g', -1, 64),
+			fmtStat(g.AggregateMbps, 2, g.ValidRuns), fmtStat(g.Jain, 3, g.ValidRuns), fmtStat(g.P95RTTms, 1, g.ValidRuns),
+			fmtStat(g.Retrans, 0, g.ValidRuns), fmtStat(g.Timeouts, 0, g.ValidRuns),
+			fmtNum(g.Penalizing.Mean, 1) + "/" + fmtNum(g.Moderate.Mean, 1), strconv.Itoa(g.ValidRuns), validity(g)}, "\t")
 		if hasVariant {
 			line += "\t" + variant(g.Key)
 		}
@@ -64,20 +73,52 @@ func WriteSummaryTable(w io.Writer, groups []analysis.GroupSummary) error {
 	return tw.Flush()
 }
 
-var summaryHeader = []string{"group", "mode", "n", "delay_ms", "runs", "valid_runs",
-	"aggregate_mbps_mean", "aggregate_mbps_min", "aggregate_mbps_max", "jain_mean", "jain_min", "jain_max",
-	"weighted_fairness_mean", "managed_mbps_mean", "unmanaged_mbps_mean",
-	"p50_rtt_ms_mean", "p95_rtt_ms_mean", "p99_rtt_ms_mean", "retrans_mean", "timeouts_mean",
-	"penalizing_loss_mean", "moderate_loss_mean"}
+// summaryMetrics are the group statistics of summary.csv, each written as
+// <name>_mean, _ci95, _min, _max and _n (repetitions with the metric).
+var summaryMetrics = []struct {
+	name string
+	stat func(analysis.GroupSummary) analysis.Stat
+}{
+	{"aggregate_mbps", func(g analysis.GroupSummary) analysis.Stat { return g.AggregateMbps }},
+	{"jain", func(g analysis.GroupSummary) analysis.Stat { return g.Jain }},
+	{"weighted_fairness", func(g analysis.GroupSummary) analysis.Stat { return g.WeightedFairness }},
+	{"managed_mbps", func(g analysis.GroupSummary) analysis.Stat { return g.ManagedMbps }},
+	{"unmanaged_mbps", func(g analysis.GroupSummary) analysis.Stat { return g.UnmanagedMbps }},
+	{"p50_rtt_ms", func(g analysis.GroupSummary) analysis.Stat { return g.P50RTTms }},
+	{"p95_rtt_ms", func(g analysis.GroupSummary) analysis.Stat { return g.P95RTTms }},
+	{"p99_rtt_ms", func(g analysis.GroupSummary) analysis.Stat { return g.P99RTTms }},
+	{"retrans", func(g analysis.GroupSummary) analysis.Stat { return g.Retrans }},
+	{"timeouts", func(g analysis.GroupSummary) analysis.Stat { return g.Timeouts }},
+	{"penalizing_loss", func(g analysis.GroupSummary) analysis.Stat { return g.Penalizing }},
+	{"moderate_loss", func(g analysis.GroupSummary) analysis.Stat { return g.Moderate }},
+}
+
+// statCols are the CSV columns of one statistic: mean, ci95, min, max, n.
+func statCols(s analysis.Stat) []string {
+	return []string{num(s.Mean), num(s.CI95), num(s.Min), num(s.Max), strconv.Itoa(s.N)}
+}
+
+// statHeader names statCols for a metric.
+func statHeader(name string) []string {
+	return []string{name + "_mean", name + "_ci95", name + "_min", name + "_max", name + "_n"}
+}
+
+var summaryHeader = func() []string {
+	h := []string{"group", "mode", "n", "delay_ms", "reps", "runs", "valid_runs"}
+	for _, m := range summaryMetrics {
+		h = append(h, statHeader(m.name)...)
+	}
+	return h
+}()
 
 func summaryRows(groups []analysis.GroupSummary) [][]string {
 	var rows [][]string
 	for _, g := range groups {
-		rows = append(rows, []string{g.Key, g.Mode, strconv.Itoa(g.N), num(g.DelayMs), strconv.Itoa(len(g.Runs)), strconv.Itoa(g.ValidRuns),
-			num(g.AggregateMbps.Mean), num(g.AggregateMbps.Min), num(g.AggregateMbps.Max), num(g.Jain.Mean), num(g.Jain.Min), num(g.Jain.Max),
-			num(g.WeightedFairness.Mean), num(g.ManagedMbps.Mean), num(g.UnmanagedMbps.Mean),
-			num(g.P50RTTms.Mean), num(g.P95RTTms.Mean), num(g.P99RTTms.Mean), num(g.Retrans.Mean), num(g.Timeouts.Mean),
-			num(g.Penalizing.Mean), num(g.Moderate.Mean)})
+		row := []string{g.Key, g.Mode, strconv.Itoa(g.N), num(g.DelayMS), strconv.Itoa(g.ValidRuns), strconv.Itoa(len(g.Runs)), strconv.Itoa(g.ValidRuns)}
+		for _, m := range summaryMetrics {
+			row = append(row, statCols(m.stat(g))...)
+		}
+		rows = append(rows, row)
 	}
 	return rows
 }
@@ -90,7 +131,7 @@ var runsHeader = []string{"run", "group", "mode", "n", "delay_ms", "rep", "valid
 func runsRows(sums []analysis.RunSummary) [][]string {
 	var rows [][]string
 	for _, s := range sums {
-		base := []string{s.ID, s.Group, s.Mode, strconv.Itoa(s.N), num(s.DelayMs), strconv.Itoa(s.Rep), strconv.FormatBool(s.Valid), s.InvalidReason}
+		base := []string{s.ID, s.Group, s.Mode, strconv.Itoa(s.N), num(s.DelayMS), strconv.Itoa(s.Rep), strconv.FormatBool(s.Valid), s.InvalidReason}
 		rows = append(rows, append(append([]string(nil), base...), "*", "", num(s.AggregateMbps), "sum", "",
 			num(s.RTT.P50), num(s.RTT.P95), num(s.RTT.P99), strconv.Itoa(s.Retrans), strconv.Itoa(s.Timeouts),
 			strconv.Itoa(s.Penalizing), strconv.Itoa(s.Moderate), "", ""))

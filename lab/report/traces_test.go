@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/coopcc/coopcc/lab/analysis"
+	"github.com/coopcc/coopcc/schema"
 )
 
 // The goodput trace comes from what was acknowledged, never from iperf3's
@@ -18,8 +19,8 @@ func TestTraceGoodputNeverAboveAcked(t *testing.T) {
 	}
 	run := analysis.Run{
 		Info: analysis.RunInfo{ID: "mode=cubic,n=1,delay=4ms,rep=1", Mode: "cubic", N: 1, Valid: true,
-			WLAN:     analysis.RunWLAN{PHY: "802.11g"},
-			Stations: []analysis.Station{{Name: "sta1", StartS: 0, StopS: 10, PhyMbps: 54}}},
+			WLAN:     schema.WLAN{PHY: "802.11g"},
+			Stations: []analysis.Station{{Name: "sta1", StartS: 0, StopS: 10, PHYMbps: 54}}},
 		Iperf: map[string]analysis.Iperf{"sta1": {Station: "sta1", ReceivedBytes: 25e6, ReceivedSeconds: 10,
 			Intervals: []analysis.Interval{{Start: 0, End: 1, Bytes: 35e6 / 8}, {Start: 1, End: 2, Bytes: 0}, {Start: 2, End: 3, Bytes: 10e6 / 8}}}},
 		Flows: []analysis.Series{flow},

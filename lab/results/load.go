@@ -19,12 +19,14 @@ import (
 	"strings"
 
 	"github.com/coopcc/coopcc/lab/analysis"
+	"github.com/coopcc/coopcc/schema"
 )
 
 // Results is one loaded results directory.
 type Results struct {
 	Dir      string
-	Meta     map[string]any // meta.json as decoded (nil when absent)
+	Meta     map[string]any // meta.json as decoded (nil when absent), for display
+	Info     *schema.Meta   // meta.json as the runner wrote it (nil when absent)
 	Scenario string         // scenario.toml as run ("" when absent)
 	Runs     []analysis.Run // sorted by run id
 	Warnings []string       // missing optional parts, one line each
@@ -44,6 +46,11 @@ func Load(dir string) (*Results, error) {
 		if err := json.Unmarshal(b, &res.Meta); err != nil {
 			return nil, fmt.Errorf("%s: malformed JSON: %w", filepath.Join(dir, "meta.json"), err)
 		}
+		info, err := schema.DecodeMeta(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "meta.json"), err)
+		}
+		res.Info = &info
 	} else if errors.Is(err, fs.ErrNotExist) {
 		res.Warnings = append(res.Warnings, "meta.json missing: no metadata")
 	} else {
@@ -121,9 +128,11 @@ func LoadRun(dir string) (analysis.Run, []string, error) {
 	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
 	switch {
 	case err == nil:
-		if err := json.Unmarshal(b, &run.Info); err != nil {
-			return run, nil, fmt.Errorf("%s: malformed JSON: %w", filepath.Join(dir, "run.json"), err)
+		info, err := schema.DecodeRun(b)
+		if err != nil {
+			return run, nil, fmt.Errorf("%s: %w", filepath.Join(dir, "run.json"), err)
 		}
+		run.Info = info
 	case errors.Is(err, fs.ErrNotExist):
 		run.Info = InfoFromID(id)
 		warns = append(warns, "run.json missing: mode, n, delay and rep taken from the directory name; validity unknown, marked invalid")
@@ -254,7 +263,7 @@ func optional[T any](path string, parse func(io.Reader) (T, error), dst *T) erro
 // InfoFromID parses a run id of the form "mode=coop,n=10,delay=256ms,rep=1"
 // (unknown keys go to Params, as strings). Missing fields stay zero.
 func InfoFromID(id string) analysis.RunInfo {
-	info := analysis.RunInfo{ID: id, Params: map[string]any{}}
+	info := analysis.RunInfo{ID: id, Params: map[string]string{}}
 	for _, part := range strings.Split(id, ",") {
 		k, v, ok := strings.Cut(part, "=")
 		if !ok {
@@ -268,7 +277,7 @@ func InfoFromID(id string) analysis.RunInfo {
 		case "rep":
 			info.Rep, _ = strconv.Atoi(v)
 		case "delay":
-			info.DelayMs, _ = strconv.ParseFloat(strings.TrimSuffix(v, "ms"), 64)
+			info.DelayMS, _ = strconv.ParseFloat(strings.TrimSuffix(v, "ms"), 64)
 		default:
 			info.Params[k] = v
 		}

@@ -35,7 +35,7 @@ func TestLoadFixture(t *testing.T) {
 			cubic2 = r
 		}
 	}
-	if cubic2.Info.Mode != "cubic" || cubic2.Info.N != 2 || cubic2.Info.DelayMs != 4 || len(cubic2.Info.Stations) != 2 {
+	if cubic2.Info.Mode != "cubic" || cubic2.Info.N != 2 || cubic2.Info.DelayMS != 4 || len(cubic2.Info.Stations) != 2 {
 		t.Fatalf("run info %+v", cubic2.Info)
 	}
 	if cubic2.T0 != 1795316400 || len(cubic2.Flows) != 4 || cubic2.Flows[0].Samples[0].T != 0 {
@@ -131,7 +131,7 @@ func TestLoadToleratesMissingOptionalParts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info := r.Info; info.Mode != "cubic" || info.N != 2 || info.DelayMs != 4 || info.Rep != 1 || info.Valid {
+	if info := r.Info; info.Mode != "cubic" || info.N != 2 || info.DelayMS != 4 || info.Rep != 1 || info.Valid {
 		t.Errorf("info from id: %+v (want cubic 2 4 1, not valid)", info)
 	}
 	all := strings.Join(append(res.Warnings, warns...), "\n")
