@@ -53,6 +53,9 @@ type Options struct {
 	// Duration, when set, replaces the traffic duration (after Quick); every
 	// start and stop time scales with it.
 	Duration Duration
+	// Repetitions, when > 0, replaces the number of repetitions (after
+	// Quick).
+	Repetitions int
 }
 
 // axis is one sweep dimension.
@@ -111,6 +114,12 @@ func (s *Scenario) Expand(opt Options) ([]Run, error) {
 			return nil, fmt.Errorf("duration %v: want at least 1s", opt.Duration)
 		}
 		scale = opt.Duration.Seconds() / s.Traffic.Duration.Seconds()
+	}
+	if opt.Repetitions < 0 || opt.Repetitions > 100 {
+		return nil, fmt.Errorf("repetitions %d: want 1..100", opt.Repetitions)
+	}
+	if opt.Repetitions > 0 {
+		reps = opt.Repetitions
 	}
 	base := runBuild{n: s.Terminals.Count, managed: s.Terminals.Managed, delay: s.Wired.Delay,
 		wiredRate: s.Wired.Rate, apQSize: s.WLAN.APQueueSize}

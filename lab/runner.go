@@ -30,9 +30,11 @@ type RunnerConfig struct {
 	Quick bool   // apply the scenario's [quick] reductions
 	// Duration overrides the traffic duration (start/stop times scale).
 	Duration Duration
-	Backend  string    // BackendEmu, BackendVeth, or "" = emu when available
-	Coopcc   string    // coopcc binary for the emulator and agents ("" = this executable)
-	Log      io.Writer // progress display (nil = discard)
+	// Repetitions overrides the scenario's number of repetitions (0 = keep).
+	Repetitions int
+	Backend     string    // BackendEmu, BackendVeth, or "" = emu when available
+	Coopcc      string    // coopcc binary for the emulator and agents ("" = this executable)
+	Log         io.Writer // progress display (nil = discard)
 	// SampleInterval is the monitor's sampling period (default 50 ms = 20 Hz).
 	SampleInterval time.Duration
 	// Only runs the runs whose id contains this string (debugging aid).
@@ -119,21 +121,12 @@ func RunScenario(ctx context.Context, s *Scenario, cfg RunnerConfig) (*Summary, 
 		}
 		defer lock.Release()
 	}
-	runs, err := s.Expand(Options{Quick: cfg.Quick, Duration: cfg.Duration})
+	runs, err := s.Expand(Options{Quick: cfg.Quick, Duration: cfg.Duration, Repetitions: cfg.Repetitions})
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Only != "" {
-		var keep []Run
-		for _, r := range runs {
-			if strings.Contains(r.ID, cfg.Only) {
-				keep = append(keep, r)
-			}
-		}
-		if len(keep) == 0 {
-			return nil, fmt.Errorf("no run id of %s contains %q", s.Name, cfg.Only)
-		}
-		runs = keep
+	if runs, err = SelectRuns(runs, cfg.Only); err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
 	all := runs
 	if runs, err = cfg.Shard.Select(runs); err != nil {
@@ -147,6 +140,7 @@ func RunScenario(ctx context.Context, s *Scenario, cfg RunnerConfig) (*Summary, 
 	}
 	meta := &schema.Meta{Scenario: s.Name, Description: s.Description, ScenarioSHA256: sha256Hex(s.Source()),
 		Quick: cfg.Quick, Only: cfg.Only, Backend: cfg.Backend, Start: time.Now().UTC(), Failed: map[string]string{}}
+	meta.RepetitionsOverride = cfg.Repetitions
 	if cfg.Duration != 0 {
 		meta.DurationOverride = cfg.Duration.String()
 	}

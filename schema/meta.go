@@ -18,6 +18,8 @@ type Meta struct {
 	Quick          bool   `json:"quick"`
 	// DurationOverride is the --duration given to the runner ("" = none).
 	DurationOverride string `json:"duration_override,omitempty"`
+	// RepetitionsOverride is the --repetitions given to the runner (0 = none).
+	RepetitionsOverride int `json:"repetitions_override,omitempty"`
 	// Only is the --only filter of the runner ("" = none).
 	Only string `json:"only,omitempty"`
 	// Shard is "K/N" when the runner ran shard K of N of the expanded runs

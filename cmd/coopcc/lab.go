@@ -29,6 +29,7 @@ func newLabRunCmd() *cobra.Command {
 	var quick, dry bool
 	var duration time.Duration
 	var wait bool
+	var reps int
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO",
 		Short: "Run a scenario (preset name or .toml file) and write its results directory",
@@ -45,8 +46,11 @@ func newLabRunCmd() *cobra.Command {
 				}
 			}
 			if dry {
-				runs, err := s.Expand(lab.Options{Quick: quick, Duration: lab.Duration(duration)})
+				runs, err := s.Expand(lab.Options{Quick: quick, Duration: lab.Duration(duration), Repetitions: reps})
 				if err != nil {
+					return err
+				}
+				if runs, err = lab.SelectRuns(runs, only); err != nil {
 					return err
 				}
 				if runs, err = shard.Select(runs); err != nil {
@@ -63,7 +67,7 @@ func newLabRunCmd() *cobra.Command {
 			if out == "" {
 				out = filepath.Join("results", s.Name+"-"+time.Now().Format("20060102-150405"))
 			}
-			sum, err := lab.RunScenario(cmd.Context(), s, lab.RunnerConfig{Out: out, Quick: quick, Duration: lab.Duration(duration), Backend: backend,
+			sum, err := lab.RunScenario(cmd.Context(), s, lab.RunnerConfig{Out: out, Quick: quick, Duration: lab.Duration(duration), Repetitions: reps, Backend: backend,
 				Coopcc: coopcc, Only: only, Wait: wait, Shard: shard, Log: cmd.ErrOrStderr()})
 			if sum != nil {
 				fmt.Fprintf(cmd.OutOrStdout(), "%d runs (%d failed) in %v; results in %s\n", sum.Runs, sum.Failed, sum.Took.Round(time.Second), sum.Out)
@@ -74,11 +78,12 @@ func newLabRunCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.BoolVar(&quick, "quick", false, "apply the scenario's [quick] reductions (shorter runs, fewer sweep points)")
 	f.DurationVar(&duration, "duration", 0, "override the traffic duration (every start/stop time scales with it), e.g. 30s")
+	f.IntVar(&reps, "repetitions", 0, "override the number of repetitions of every run (after --quick), 1..100")
 	f.StringVar(&out, "out", "", "results directory (default results/SCENARIO-TIMESTAMP; must be empty)")
 	f.StringVar(&backend, "backend", "", `"emu" (WLAN emulator) or "veth" (plain bridge, no emulation); default emu when available`)
-	f.StringVar(&only, "only", "", "run only the runs whose id contains this text")
+	f.StringVar(&only, "only", "", "run only the runs that match: key=value terms, all must hold, alternatives with | (e.g. 'mode=cubic|coop,n=10'), or a substring of the run id")
 	f.StringVar(&coopcc, "coopcc", "", "coopcc binary for the emulator and agents (default: this one)")
-	f.StringVar(&shardArg, "shard", "", "run only shard K/N of the runs (after --only), e.g. 2/4; the shards of one scenario are disjoint and cover it, and `lab report DIR...` merges their results")
+	f.StringVar(&shardArg, "shard", "", "run only shard K/N of the runs (after --only), e.g. 2/4; the shards of one scenario are disjoint and cover it, and lab report DIR... merges their results")
 	f.BoolVar(&dry, "dry-run", false, "list the runs the scenario expands to and exit")
 	f.BoolVar(&wait, "wait", false, "if another lab run is in progress, wait for it instead of failing (one emulator at a time: "+lab.DefaultLock+")")
 	return cmd
