@@ -261,13 +261,14 @@ func (a *Agent) Tick(now time.Time) {
 	a.mu.Lock()
 	down := a.down.observe(now, flows)
 	a.mu.Unlock()
+	pathMin := pathMinRTT(flows)
 	for i, f := range flows {
 		if d := down[i]; d.Rate > 0 {
 			// A download: bounded through the window this host
 			// advertises, in the same budget as the uploads.
 			active++
 			agg += d.Rate
-			view.Flows = append(view.Flows, downloadView(f, d))
+			view.Flows = append(view.Flows, downloadView(f, d, pathMin[f.Dst.Addr()]))
 			continue
 		}
 		act := isActive(f)

@@ -64,7 +64,12 @@ func (d *downloads) observe(now time.Time, flows []Flow) []downFlow {
 // receive-side RTT as its SRTT (it includes the AP's downlink queue) and
 // the smaller of the handshake's RTT and the receive side's smallest as its
 // base RTT.
-func downloadView(f Flow, d downFlow) FlowView {
+//
+// pathMin is the smallest min RTT of any flow to the same remote address
+// (pathMinRTT): a download's own handshake may have waited behind other
+// terminals' downloads already filling the AP's queue, while the control
+// connection that came first saw the empty path.
+func downloadView(f Flow, d downFlow, pathMin time.Duration) FlowView {
 	mss := f.RcvMSS
 	if mss == 0 {
 		mss = f.MSS
@@ -74,8 +79,10 @@ func downloadView(f Flow, d downFlow) FlowView {
 		srtt = f.SRTT
 	}
 	base := f.MinRTT
-	if d.MinRTT > 0 && (base == 0 || d.MinRTT < base) {
-		base = d.MinRTT
+	for _, m := range []time.Duration{d.MinRTT, pathMin} {
+		if m > 0 && (base == 0 || m < base) {
+			base = m
+		}
 	}
 	var cwnd uint32
 	if mss > 0 {
@@ -86,6 +93,18 @@ func downloadView(f Flow, d downFlow) FlowView {
 		cwnd = uint32(min(inflight/float64(mss)+0.5, 1e6))
 	}
 	return FlowView{Dst: f.Dst.Addr(), Cwnd: cwnd, MSS: mss, SRTT: srtt, MinRTT: base, DeliveryRate: d.Rate}
+}
+
+// pathMinRTT is the smallest min RTT seen by any flow, per remote address.
+func pathMinRTT(flows []Flow) map[netip.Addr]time.Duration {
+	out := map[netip.Addr]time.Duration{}
+	for _, f := range flows {
+		a := f.Dst.Addr()
+		if m, ok := out[a]; f.MinRTT > 0 && (!ok || f.MinRTT < m) {
+			out[a] = f.MinRTT
+		}
+	}
+	return out
 }
 
 // bothSides applies every bound to the send side (cwnd of this terminal's

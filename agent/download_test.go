@@ -27,18 +27,22 @@ func TestDownloadSeenByPolicyAndStatus(t *testing.T) {
 	if fs := h.pol.last.Flows; len(fs) != 1 || fs[0].DeliveryRate != 0 {
 		t.Fatalf("first tick %+v: no rate before two samples", fs)
 	}
-	h.flows.flows = []Flow{download("10.77.9.1:40000", "10.77.9.254:5201", 1_500_000)}
+	// iperf3's control connection to the same server, idle, measured the
+	// empty path at setup: its min RTT is the download's base RTT too.
+	ctl := flow("10.77.9.1:39999", "10.77.9.254:5201", 10)
+	ctl.Unacked, ctl.MinRTT, ctl.Cookie = 0, 4*time.Millisecond, 8
+	h.flows.flows = []Flow{download("10.77.9.1:40000", "10.77.9.254:5201", 1_500_000), ctl}
 	h.a.Tick(t0.Add(500 * time.Millisecond))
 	fs := h.pol.last.Flows
-	if len(fs) != 1 {
+	if len(fs) != 2 {
 		t.Fatalf("flows %+v", fs)
 	}
 	f := fs[0]
-	if f.Dst != dst1 || f.DeliveryRate != 1e6 || f.SRTT != 30*time.Millisecond || f.Cwnd != 20 || f.AppLimited {
-		t.Fatalf("download seen as %+v, want dst %v, 1e6 B/s, srtt 30ms, cwnd 20 (29000 B / 1448), not app-limited", f, dst1)
+	if f.Dst != dst1 || f.DeliveryRate != 1e6 || f.SRTT != 30*time.Millisecond || f.MinRTT != 4*time.Millisecond || f.Cwnd != 20 || f.AppLimited {
+		t.Fatalf("download seen as %+v, want dst %v, 1e6 B/s, srtt 30ms, base 4ms (the path's), cwnd 20 (29000 B / 1448), not app-limited", f, dst1)
 	}
 	own := h.a.OwnStatus()
-	if own.DownFlows != 1 || own.DownRate != 1_000_000 || own.DownSRTT != 30*time.Millisecond || own.ActiveFlows != 0 {
+	if own.DownFlows != 1 || own.DownRate != 1_000_000 || own.DownSRTT != 30*time.Millisecond || own.MinRTT != 4*time.Millisecond || own.ActiveFlows != 0 {
 		t.Fatalf("own status %+v, want 1 download at 1e6 B/s, srtt 30ms, no upload", own)
 	}
 	if own.RcvHi != 30 { // nPolicy: hi 30/N on the host-wide default

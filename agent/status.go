@@ -74,6 +74,7 @@ func (a *Agent) ownStatusLocked(polName string) PeerStatus {
 func (a *Agent) addDownloadsLocked(s *PeerStatus) {
 	var srtt time.Duration
 	perDst := map[netip.Addr]int{}
+	pathMin := pathMinRTT(a.last.Flows)
 	for i, f := range a.last.Flows {
 		if i >= len(a.last.Down) || a.last.Down[i].Rate <= 0 {
 			continue
@@ -86,7 +87,7 @@ func (a *Agent) addDownloadsLocked(s *PeerStatus) {
 		}
 		srtt += rtt
 		perDst[f.Dst.Addr()]++
-		if base := downloadView(f, a.last.Down[i]).MinRTT; base > 0 && (s.MinRTT == 0 || base < s.MinRTT) {
+		if base := downloadView(f, a.last.Down[i], pathMin[f.Dst.Addr()]).MinRTT; base > 0 && (s.MinRTT == 0 || base < s.MinRTT) {
 			s.MinRTT = base
 		}
 	}
