@@ -45,6 +45,7 @@ type Station struct {
 	Stop       Duration `json:"stop"`
 	ExtraDelay Duration `json:"extra_delay"`
 	MaxMbps    float64  `json:"max_mbps,omitempty"` // throughput alone, from the group (0 = unknown)
+	Direction  string   `json:"direction"`          // up (the station sends) | down (the server sends)
 }
 
 // Options changes how a scenario expands.
@@ -266,7 +267,7 @@ func (s *Scenario) buildRun(m Mode, b runBuild, params map[string]string, rep in
 		if cc == "" {
 			cc = t.CC
 		}
-		st := Station{Name: fmt.Sprintf("sta%d", k), Group: group, Managed: managed, PHYMbps: phy, FER: fer,
+		st := Station{Name: fmt.Sprintf("sta%d", k), Group: group, Managed: managed, PHYMbps: phy, FER: fer, Direction: s.Traffic.Direction,
 			Mobility: mob, Start: sc(start), Stop: sc(end),
 			ExtraDelay: extra + Duration(int64(k-1)*int64(s.Wired.ExtraDelayStep))}
 		switch m.Kind {
@@ -294,6 +295,9 @@ func (s *Scenario) buildRun(m Mode, b runBuild, params map[string]string, rep in
 				start := g.Start + Duration(int64(i)*int64(g.Stagger))
 				add(name, managed, g.PHYMbps, g.FER, g.Mobility, start, stop(g.Stop), g.ExtraDelay, g.CC)
 				r.Stations[len(r.Stations)-1].MaxMbps = g.MaxMbps
+				if g.Direction != "" {
+					r.Stations[len(r.Stations)-1].Direction = g.Direction
+				}
 			}
 		}
 	} else {

@@ -21,13 +21,24 @@ import (
 func runRecord(r Run, cfg RunnerConfig) *schema.Run {
 	res := &schema.Run{Schema: schema.RunVersion, ID: r.ID, Mode: r.Mode.Name, ModeKind: r.Mode.Kind, Policy: r.Mode.Policy,
 		N: r.N, DelayMS: float64(r.Delay.D()) / 1e6, Rep: r.Rep, Params: r.Params, Valid: true, LengthS: r.Length.Seconds(),
-		Backend: cfg.Backend, Direction: r.Traffic.Direction, WLAN: wlanRecord(r.WLAN), PolicyParams: r.PolicyParams,
+		Backend: cfg.Backend, Direction: runDirection(r), WLAN: wlanRecord(r.WLAN), PolicyParams: r.PolicyParams,
 		Wired: schema.Wired{RateBps: float64(r.Wired.Rate), DelayMS: float64(r.Wired.Delay.D()) / 1e6,
 			QueueSize: r.Wired.QueueSize, Loss: r.Wired.Loss}}
 	for i, st := range r.Stations {
 		res.Stations = append(res.Stations, stationRecord(st, r.Traffic.Port+i))
 	}
 	return res
+}
+
+// runDirection is "up", "down", or "mixed" when the stations differ.
+func runDirection(r Run) string {
+	d := r.Traffic.Direction
+	for _, st := range r.Stations {
+		if st.Direction != d {
+			return "mixed"
+		}
+	}
+	return d
 }
 
 // stationRecord is a station's entry of run.json before the run.
@@ -38,7 +49,7 @@ func stationRecord(st Station, port int) schema.Station {
 	}
 	return schema.Station{Name: st.Name, Group: st.Group, Managed: st.Agent, CCVia: via,
 		Agent: st.Agent, CC: st.CC, StartS: st.Start.Seconds(), StopS: st.Stop.Seconds(), PHYMbps: st.PHYMbps,
-		FER: st.FER, Mobility: st.Mobility, ExtraDelayMS: float64(st.ExtraDelay.D()) / 1e6, Port: port, MaxMbps: st.MaxMbps}
+		FER: st.FER, Mobility: st.Mobility, ExtraDelayMS: float64(st.ExtraDelay.D()) / 1e6, Port: port, MaxMbps: st.MaxMbps, Direction: st.Direction}
 }
 
 // wlanRecord is the scenario's medium in the record's terms.

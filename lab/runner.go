@@ -458,11 +458,11 @@ func runClient(ctx context.Context, r Run, tb *Testbed, i int, t0 time.Time, dir
 	secs := strconv.FormatFloat((st.Stop.D() - st.Start.D()).Seconds(), 'f', 1, 64)
 	argv := []string{"iperf3", "-c", tb.Server.Addr.String(), "-p", strconv.Itoa(r.Traffic.Port + i), "-t", secs,
 		"-J", "--connect-timeout", "10000"}
-	if r.Traffic.Direction == "down" {
+	if st.Direction == "down" {
 		argv = append(argv, "-R")
 	}
 	switch {
-	case r.Traffic.Direction == "down":
+	case st.Direction == "down":
 		// The server sends: its sockets get the mode's CC (plain CUBIC
 		// for policy modes, whose agents bound the terminals' advertised
 		// windows instead).

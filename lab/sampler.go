@@ -44,7 +44,7 @@ func startSampler(r Run, tb *Testbed, path string, every time.Duration) (*sample
 	s := &sampler{f: f, w: bufio.NewWriterSize(f, 256<<10), every: every, quit: make(chan struct{}), done: make(chan struct{})}
 	for i, st := range tb.Stations {
 		opts := monitor.Options{Netns: st.Netns, Filter: monitor.Filter{Dst: netip.PrefixFrom(tb.Server.Addr, 32)}}
-		if r.Traffic.Direction == "down" {
+		if r.Stations[i].Direction == "down" {
 			opts = monitor.Options{Netns: tb.Server.Netns, Filter: monitor.Filter{Dst: netip.PrefixFrom(st.Addr, 32)}}
 		}
 		m, err := monitor.New(opts)

@@ -96,6 +96,9 @@ type Group struct {
 	// MaxMbps is a terminal's throughput alone (Maxᵢ of papers/003's
 	// weighted fairness), when known beforehand; 0 = from reference runs.
 	MaxMbps float64 `toml:"max_mbps"`
+	// Direction is the group's traffic direction, "up" or "down"; ""
+	// = traffic.direction. Groups of both kinds make a mixed run.
+	Direction string `toml:"direction"`
 }
 
 // Traffic describes the load every terminal offers.
@@ -407,6 +410,9 @@ func (s *Scenario) Validate() error {
 			s.checkTiming(add, key, g.Start, g.Stop)
 			if g.CC != "" && !contains(kernelCCs, g.CC) {
 				add("%s.cc %q: want one of %s", key, g.CC, strings.Join(kernelCCs, ", "))
+			}
+			if g.Direction != "" && g.Direction != "up" && g.Direction != "down" {
+				add("%s.direction %q: want \"up\", \"down\" or leave it out for traffic.direction", key, g.Direction)
 			}
 			if g.Mobility != "" {
 				if err := checkMobility(g.Mobility); err != nil {

@@ -42,7 +42,7 @@ type Run struct {
 	TrafficStart time.Time `json:"traffic_start"`
 	End          time.Time `json:"end"`
 	Backend      string    `json:"backend"`   // emu | veth
-	Direction    string    `json:"direction"` // up | down
+	Direction    string    `json:"direction"` // up | down | mixed (stations differ)
 	WLAN         WLAN      `json:"wlan"`
 	Wired        Wired     `json:"wired"`
 	// PolicyParams are the scenario's [policy.NAME] values for the run's
@@ -84,6 +84,9 @@ type Station struct {
 	// fairness index, papers/003), from the scenario's terminal group;
 	// 0 = unknown (the analysis then looks for reference runs).
 	MaxMbps float64 `json:"max_mbps,omitempty"`
+	// Direction is the station's traffic: "up" (it sends) or "down" (the
+	// server sends to it); "" in records written before mixed runs.
+	Direction string `json:"direction,omitempty"`
 	// LaunchedS and ExitedS are when the lab started the station's iperf3
 	// client and when it exited, seconds after TrafficStart (0 = not
 	// recorded). iperf3 counts its -t from its own test start, so a client

@@ -25,9 +25,9 @@ const capacityMSDU = 1500
 // included, as payload; no contention, no collisions, no TCP ACKs from the
 // AP. The wired pipe's rate (when set) bounds it too. ok is false when the
 // run does not say which PHY it used (results written before run.json
-// recorded it).
+// recorded it) and for runs on the veth backend, which emulates no medium.
 func Capacity(info RunInfo) (mbps float64, ok bool, err error) {
-	if info.WLAN.PHY == "" {
+	if info.WLAN.PHY == "" || info.Backend == "veth" {
 		return 0, false, nil
 	}
 	p, err := phy.Lookup(info.WLAN.PHY)

@@ -68,6 +68,9 @@ func TestCapacityCeiling(t *testing.T) {
 			t.Errorf("%s: capacity %.2f (ok %v, err %v), want in [%g, %g]", tc.name, c, ok, err, tc.min, tc.max)
 		}
 	}
+	if _, ok, err := Capacity(RunInfo{Backend: "veth", WLAN: schema.WLAN{PHY: "802.11g"}}); ok || err != nil {
+		t.Errorf("veth backend (no medium emulated): ok %v err %v, want unknown", ok, err)
+	}
 	if _, ok, err := Capacity(RunInfo{}); ok || err != nil {
 		t.Errorf("no PHY recorded: ok %v err %v, want unknown without error", ok, err)
 	}
