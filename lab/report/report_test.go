@@ -228,3 +228,36 @@ func TestCoexistenceFigure(t *testing.T) {
 		}
 	}
 }
+
+// The page opens with the headline, the summary table and the
+// throughput-vs-p95-RTT figure, and keeps the metadata for the end.
+func TestHTMLHeadlineFirst(t *testing.T) {
+	rep, err := Write(loadFixture(t), t.TempDir(), Options{Formats: []string{"svg"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(rep.HTMLPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := string(b)
+	order := []string{`<table id="summary">`, `<figure id="throughput_vs_p95rtt" class="headline">`,
+		`<figure id="throughput_vs_n">`, `<table id="runs">`, `<h2 id="metadata">`, "scenario.toml as run"}
+	last, prev := -1, ""
+	for _, w := range order {
+		i := strings.Index(h, w)
+		if i < 0 {
+			t.Fatalf("report.html lacks %q", w)
+		}
+		if i < last {
+			t.Errorf("report.html: %q comes before %q; want the order %q", w, prev, order)
+		}
+		last, prev = i, w
+	}
+	if n := strings.Count(h, `id="throughput_vs_p95rtt"`); n != 1 {
+		t.Errorf("the headline figure appears %d times, want once", n)
+	}
+	if i, j := strings.Index(h, `<h2 id="metadata">`), strings.Index(h, "<h2"); j < 0 || i == j {
+		t.Errorf("the metadata section is the first section")
+	}
+}
