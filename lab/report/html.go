@@ -49,6 +49,7 @@ type htmlPage struct {
 	Groups     []htmlGroup
 	Runs       []htmlRun
 	Invalid    int
+	WindowNote string       // Report.WindowNote
 	Headline   *htmlFigure  // the throughput-vs-p95-RTT figure, shown under the summary table
 	Figures    []htmlFigure // every other figure
 	Scenario   string
@@ -90,7 +91,7 @@ func metaKVs(meta map[string]any) []htmlKV {
 
 func writeHTML(path string, res *results.Results, rep *Report, summaryTxt string) error {
 	page := htmlPage{Title: "coopcc lab report", Dir: res.Dir, Meta: metaKVs(res.Meta), Warnings: rep.Warnings,
-		Scenario: res.Scenario, SummaryTxt: summaryTxt}
+		Scenario: res.Scenario, SummaryTxt: summaryTxt, WindowNote: rep.WindowNote()}
 	if name, ok := res.Meta["scenario"].(string); ok && name != "" {
 		page.Title += ": " + name
 	}
@@ -194,6 +195,7 @@ figcaption { font-size: .9em; color: #444; } pre { background: #f7f7f7; padding:
 {{if .Invalid}}<div class="banner"><strong>{{.Invalid}} run(s) are INVALID</strong> and are left out of every mean and figure of group statistics; they are marked in red below with the reason.</div>{{end}}
 
 <h2 id="headline">Summary</h2>
+{{if .WindowNote}}<p><strong>{{.WindowNote}}.</strong></p>{{end}}
 <div class="fit">
 <table id="summary">
 <tr><th class="l">mode</th><th>N</th><th>wired delay (ms)</th><th>aggregate goodput (Mbit/s)</th><th>Jain fairness</th><th>weighted fairness</th><th>p95 RTT (ms)</th><th>retrans&shy;missions</th><th>timeouts</th><th>loss events pen./mod.</th><th>reps</th><th>valid runs</th><th class="l">group</th></tr>
