@@ -1,8 +1,10 @@
 package analysis
 
 import (
+	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseWindow(t *testing.T) {
@@ -57,5 +59,46 @@ func TestWindowClip(t *testing.T) {
 	out := Window{30, 40}.Clip(run)
 	if out.Info.Valid || !strings.Contains(out.Info.InvalidReason, "30s..40s") {
 		t.Errorf("window after the schedule: valid %t, reason %q", out.Info.Valid, out.Info.InvalidReason)
+	}
+}
+
+// SRTT and goodput per second: a flow whose SRTT rises when its rate falls
+// correlates negatively, one whose SRTT rises with its rate positively.
+func TestSRTTGoodputCorr(t *testing.T) {
+	mk := func(sign float64) Series {
+		var s Series
+		var acked float64
+		for t := 0.0; t < 10; t += 0.1 {
+			rate := 1e6 // bytes/s
+			if int(t)%2 == 1 {
+				rate = 3e6
+			}
+			srtt := 100 + sign*20*(rate/1e6)
+			s.Samples = append(s.Samples, Sample{T: t, BytesAcked: uint64(acked), SRTT: time.Duration(srtt * float64(time.Millisecond))})
+			acked += rate * 0.1
+		}
+		return s
+	}
+	if c := SRTTGoodputCorr([]Series{mk(-1)}, 0, 9); !(c < -0.9) {
+		t.Errorf("SRTT falling with rate: corr %g, want about -1", c)
+	}
+	if c := SRTTGoodputCorr([]Series{mk(+1)}, 0, 9); !(c > 0.9) {
+		t.Errorf("SRTT rising with rate: corr %g, want about +1", c)
+	}
+	if c := SRTTGoodputCorr(nil, 0, 9); !math.IsNaN(c) {
+		t.Errorf("no flow: %g, want NaN", c)
+	}
+}
+
+func TestMediumOf(t *testing.T) {
+	m, ok := MediumOf(&Emu{Stations: []EmuStation{
+		{Station: "ap", TxFrames: 100, QueueDrops: 300},
+		{Station: "sta1", TxFrames: 400, QueueDrops: 5, RetryDrops: 2},
+		{Station: "sta2", TxFrames: 100, RetryDrops: 1}}, Status: &EmuStatus{BusyFraction: 0.75}})
+	if !ok || m.APDropShare() != 0.75 || m.DataPerAPFrame() != 5 || m.StaQueueDrops != 5 || m.StaRetryDrops != 3 || m.BusyFraction != 0.75 {
+		t.Errorf("MediumOf: %+v ok %t, drop share %g, per AP frame %g", m, ok, m.APDropShare(), m.DataPerAPFrame())
+	}
+	if _, ok := MediumOf(nil); ok {
+		t.Error("MediumOf(nil) ok")
 	}
 }

@@ -261,3 +261,53 @@ func TestHTMLHeadlineFirst(t *testing.T) {
 		t.Errorf("the metadata section is the first section")
 	}
 }
+
+// runs.csv: every row as long as the header; the emulator and cwnd columns
+// filled from the fixture (coop N=1: sta1 sent 880 frames, the AP 440).
+func TestRunsCSVMediumColumns(t *testing.T) {
+	out := t.TempDir()
+	if _, err := Write(loadFixture(t), out, Options{Formats: []string{"svg"}}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(out, "runs.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.FieldsPerRecord = -1
+	recs, err := r.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	found := false
+	for _, rec := range recs[1:] {
+		if len(rec) != len(recs[0]) {
+			t.Fatalf("row of %d fields, header of %d: %q", len(rec), len(recs[0]), rec)
+		}
+		if rec[col["run"]] != "mode=coop,n=1,delay=4ms,rep=1" {
+			continue
+		}
+		switch rec[col["station"]] {
+		case "*":
+			found = true
+			if got := rec[col["data_frames_per_ap_frame"]]; got != "2" {
+				t.Errorf("data_frames_per_ap_frame = %q, want 2", got)
+			}
+			if rec[col["ap_tx_frames"]] != "440" || rec[col["tx_frames"]] != "880" {
+				t.Errorf("ap_tx_frames %q tx_frames %q, want 440 and 880", rec[col["ap_tx_frames"]], rec[col["tx_frames"]])
+			}
+		case "sta1":
+			if rec[col["cwnd_max"]] == "" || rec[col["ca_open_share"]] == "" {
+				t.Errorf("sta1: no cwnd or CA-state statistics: %q", rec)
+			}
+		}
+	}
+	if !found {
+		t.Error("no run row for mode=coop,n=1,delay=4ms,rep=1")
+	}
+}
