@@ -78,7 +78,7 @@ func newLabRunCmd() *cobra.Command {
 	f.StringVar(&backend, "backend", "", `"emu" (WLAN emulator) or "veth" (plain bridge, no emulation); default emu when available`)
 	f.StringVar(&only, "only", "", "run only the runs whose id contains this text")
 	f.StringVar(&coopcc, "coopcc", "", "coopcc binary for the emulator and agents (default: this one)")
-	f.StringVar(&shardArg, "shard", "", "run only shard K/N of the runs (after --only), e.g. 2/4; the shards of one scenario are disjoint and cover it, and `lab report DIR...` merges their results")
+	f.StringVar(&shardArg, "shard", "", "run only shard K/N of the runs (after --only), e.g. 2/4; the shards of one scenario are disjoint and cover it, and lab report DIR... merges their results")
 	f.BoolVar(&dry, "dry-run", false, "list the runs the scenario expands to and exit")
 	f.BoolVar(&wait, "wait", false, "if another lab run is in progress, wait for it instead of failing (one emulator at a time: "+lab.DefaultLock+")")
 	return cmd
