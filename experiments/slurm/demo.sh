@@ -104,14 +104,20 @@ wait_job() {
 	done
 }
 
-# check_tasks prints every array task's state and exit code and fails unless
-# all completed with exit code 0.
+# field prints the value of " NAME=" in a one-line scontrol record.
+field() { grep -o " $1=[^ ]*" <<<"$2" | head -n 1 | cut -d= -f2-; }
+
+# check_tasks prints every array task's state, exit code, run time and node,
+# and fails unless all completed with exit code 0.
 check_tasks() {
-	local lines
-	lines=$(scontrol -o show job "$1" | grep -o 'ArrayTaskId=[^ ]*\|JobState=[^ ]*\|ExitCode=[^ ]*\|RunTime=[^ ]*\|NodeList=[^ ]*' |
-		paste -d' ' - - - - - | sort)
-	echo "$lines"
-	[[ $(grep -c 'JobState=COMPLETED ExitCode=0:0' <<<"$lines") -eq $shards ]] || die "not every task completed; see $work/slurm-$1_*.out"
+	local line k ok=0
+	for k in $(seq "$shards"); do
+		line=$(scontrol -o show job "${1}_$k")
+		printf 'task %s: %s, exit code %s, run time %s, node %s\n' "$(field ArrayTaskId "$line")" \
+			"$(field JobState "$line")" "$(field ExitCode "$line")" "$(field RunTime "$line")" "$(field NodeList "$line")"
+		[[ $(field JobState "$line") == COMPLETED && $(field ExitCode "$line") == 0:0 ]] && ok=$((ok + 1))
+	done
+	((ok == shards)) || die "$ok of $shards tasks completed with exit code 0; see $work/slurm-$1_*.out"
 }
 
 # report_ids prints the run ids of a report's runs.csv, one per run.
