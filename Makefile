@@ -9,7 +9,7 @@ PKGS     := ./...
 TESTFLAGS ?= -count=1 -timeout 20m
 STATICCHECK := v0.8.2
 
-.PHONY: all build android test demo generate bench fuzz lint deps deps-bpf clean
+.PHONY: all build android test demo generate bench fuzz lint deps deps-bpf deps-slurm slurm-demo clean
 
 all: build
 
@@ -18,6 +18,14 @@ deps:
 
 deps-bpf:
 	@scripts/install-deps.sh --bpf
+
+deps-slurm:
+	@scripts/install-deps.sh --slurm
+
+# A real one-machine Slurm runs a 4-shard job array of a tiny sweep and merges
+# it (docs/scenarios.md, "Sweeps across machines"). Needs root.
+slurm-demo: deps-slurm build
+	experiments/slurm/demo.sh
 
 build:
 	$(GO) build $(BUILDFLAGS) -o $(BIN) ./cmd/coopcc

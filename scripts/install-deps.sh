@@ -8,12 +8,22 @@
 #   clang llvm      compiling the BPF programs (only for `make generate`)
 #   libbpf-dev      BPF headers (bpf_helpers.h, ...) for `make generate`
 #   bpftool         dumping vmlinux.h for `make generate`, and inspecting programs
+#   slurm-wlm munge a one-machine Slurm (slurmctld + slurmd) for the sharded-sweep
+#                   demonstration, experiments/slurm/demo.sh (only with --slurm)
+# Usage: install-deps.sh [--bpf] [--slurm]
 set -euo pipefail
 
 want=(iperf3 iproute2 iputils-ping procps)
-if [[ "${1:-}" == "--bpf" ]]; then
-	want+=(clang llvm libbpf-dev bpftool)
-fi
+for opt in "$@"; do
+	case $opt in
+	--bpf) want+=(clang llvm libbpf-dev bpftool) ;;
+	--slurm) want+=(slurm-wlm munge) ;;
+	*)
+		echo "install-deps: unknown option $opt (want --bpf, --slurm)" >&2
+		exit 2
+		;;
+	esac
+done
 
 missing=()
 for p in "${want[@]}"; do

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/coopcc/coopcc/lab/analysis"
 	"github.com/coopcc/coopcc/lab/report"
 	"github.com/coopcc/coopcc/lab/results"
 )
@@ -14,7 +15,7 @@ import (
 // newLabReportCmd is `coopcc lab report DIR`: figures, CSVs, a summary table
 // and one self-contained HTML page from a lab results directory.
 func newLabReportCmd() *cobra.Command {
-	var out, formats string
+	var out, formats, window string
 	var allowMixed bool
 	cmd := &cobra.Command{
 		Use:   "report DIR...",
@@ -27,7 +28,11 @@ Metric definitions: docs/analysis.md.
 Several directories (the shards of one sweep, 'coopcc lab run --shard K/N')
 are merged into one report (--out required): they must come from the same
 scenario file, coopcc binary and run options unless --allow-mixed, and no run
-id may be in two of them.`,
+id may be in two of them.
+
+--window FROM..TO measures goodput, the aggregate and the fairness indices
+over that part of the traffic schedule (seconds after traffic start), e.g.
+--window 10s..25s for steady state without slow start.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
@@ -36,17 +41,27 @@ id may be in two of them.`,
 				}
 				out = filepath.Join(args[0], "report")
 			}
+			opt := report.Options{Formats: strings.Split(formats, ",")}
+			if window != "" {
+				var err error
+				if opt.Window, err = analysis.ParseWindow(window); err != nil {
+					return fmt.Errorf("--window: %w", err)
+				}
+			}
 			res, err := results.Merge(args, results.MergeOptions{AllowMixed: allowMixed})
 			if err != nil {
 				return err
 			}
-			rep, err := report.Write(res, out, report.Options{Formats: strings.Split(formats, ",")})
+			rep, err := report.Write(res, out, opt)
 			if err != nil {
 				return err
 			}
 			w := cmd.OutOrStdout()
 			for _, warn := range rep.Warnings {
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", warn)
+			}
+			if note := rep.WindowNote(); note != "" {
+				fmt.Fprintln(w, note)
 			}
 			if err := report.WriteSummaryTable(w, rep.Groups); err != nil {
 				return err
@@ -67,5 +82,6 @@ id may be in two of them.`,
 	cmd.Flags().StringVar(&out, "out", "", "output directory (default DIR/report)")
 	cmd.Flags().StringVar(&formats, "format", "png,svg", "figure formats: png, svg or png,svg")
 	cmd.Flags().BoolVar(&allowMixed, "allow-mixed", false, "merge directories of different scenario files, binaries or run options")
+	cmd.Flags().StringVar(&window, "window", "", "measure goodput over FROM..TO of the traffic schedule, e.g. 10s..25s (steady state)")
 	return cmd
 }

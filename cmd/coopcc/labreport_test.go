@@ -77,3 +77,33 @@ func TestLabRunShardFlag(t *testing.T) {
 		}
 	}
 }
+
+// --window measures goodput over part of the schedule and says so; a
+// malformed window is refused before anything is read.
+func TestLabReportWindowCmd(t *testing.T) {
+	fix := "../../lab/results/testdata/results"
+	run := func(args ...string) (string, error) {
+		cmd := newLabReportCmd()
+		var b bytes.Buffer
+		cmd.SetOut(&b)
+		cmd.SetErr(&b)
+		cmd.SetArgs(args)
+		err := cmd.Execute()
+		return b.String(), err
+	}
+	out := t.TempDir()
+	s, err := run(fix, "--out", out, "--format", "svg", "--window", "1s..3s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(s, "over 1s..3s of the traffic schedule") {
+		t.Errorf("output does not say the window:\n%s", s)
+	}
+	txt, err := os.ReadFile(filepath.Join(out, "summary.txt"))
+	if err != nil || !strings.HasPrefix(string(txt), "goodput, aggregate and fairness over 1s..3s") {
+		t.Errorf("summary.txt does not open with the window: %v\n%s", err, txt)
+	}
+	if _, err := run(fix, "--out", t.TempDir(), "--window", "25s..10s"); err == nil || !strings.Contains(err.Error(), "--window") {
+		t.Errorf("reversed window: %v", err)
+	}
+}

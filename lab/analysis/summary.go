@@ -44,6 +44,10 @@ type StationSummary struct {
 	LossEvents    []LossEvent
 	BoundChanges  int
 	Airtime       float64 // emulator airtime share (NaN when unknown)
+	Cwnd          CwndStats
+	// TxFrames, QueueDrops and RetryDrops are the emulator's counts for the
+	// station (emu/stations.csv; zero when absent).
+	TxFrames, QueueDrops, RetryDrops uint64
 }
 
 // RunSummary is the result of one run.
@@ -85,6 +89,13 @@ type RunSummary struct {
 	Moderate   int
 	APDrops    float64 // last drops_total of apqueue.csv (NaN when absent)
 	APQueueP95 float64 // p95 AP queue occupancy, frames (NaN when absent)
+	// Medium sums the emulator's counters (HasMedium false without
+	// emu/stations.csv).
+	Medium    Medium
+	HasMedium bool
+	// SRTTGoodputCorr is SRTTGoodputCorr pooled over every station's data
+	// flows, each over its traffic window (NaN when undefined).
+	SRTTGoodputCorr float64
 }
 
 // Summarize computes the run's metrics.
@@ -115,9 +126,12 @@ func Summarize(run Run, rule LossRule) RunSummary {
 	}
 
 	airtime := map[string]float64{}
+	emuSta := map[string]EmuStation{}
+	rs.Medium, rs.HasMedium = MediumOf(run.Emu)
 	if run.Emu != nil {
 		for _, st := range run.Emu.Stations {
 			airtime[st.Station] = st.AirtimeShare
+			emuSta[st.Station] = st
 		}
 		if q := run.Emu.Queue; len(q) > 0 {
 			rs.APDrops = float64(q[len(q)-1].DropsTotal)
@@ -129,7 +143,7 @@ func Summarize(run Run, rule LossRule) RunSummary {
 		}
 	}
 
-	var allRTT, goodputs, managed, unmanaged, xs, maxs []float64
+	var allRTT, goodputs, managed, unmanaged, xs, maxs, corrX, corrY []float64
 	var windows []stationWindow
 	byGroup := map[string][]float64{}
 	haveAllMax := true
@@ -139,8 +153,12 @@ func Summarize(run Run, rule LossRule) RunSummary {
 		if a, ok := airtime[st.Name]; ok {
 			ss.Airtime = a
 		}
+		if e, ok := emuSta[st.Name]; ok {
+			ss.TxFrames, ss.QueueDrops, ss.RetryDrops = e.TxFrames, e.QueueDrops, e.RetryDrops
+		}
 		flows := DataFlows(run.Flows, st.Name)
 		ss.DataFlows = len(flows)
+		ss.Cwnd = CwndOf(flows)
 		var rtts []float64
 		var acked float64
 		var first, last float64 = math.Inf(1), math.Inf(-1)
@@ -155,6 +173,12 @@ func Summarize(run Run, rule LossRule) RunSummary {
 		}
 		ss.RTT = PercentilesOf(rtts)
 		allRTT = append(allRTT, rtts...)
+		from, to := st.StartS, st.StopS
+		if to <= from && len(flows) > 0 { // no schedule: the whole recording
+			from, to = first, last
+		}
+		cx, cy := srttGoodputPairs(flows, from, to)
+		corrX, corrY = append(corrX, cx...), append(corrY, cy...)
 		windowBytes, covered := 0.0, len(flows) > 0 && st.StopS > st.StartS && recordedUntil(run) >= st.StopS-windowSlack
 		for _, f := range flows {
 			windowBytes += AckedInWindow(f, st.StartS, st.StopS)
@@ -232,6 +256,7 @@ func Summarize(run Run, rule LossRule) RunSummary {
 		rs.WeightedFairness, _ = WeightedFairness(xs, maxs)
 	}
 	rs.RTT = PercentilesOf(allRTT)
+	rs.SRTTGoodputCorr = pearson(corrX, corrY)
 	rs.InvalidReason = strings.Join(reasons, "; ")
 	return rs
 }

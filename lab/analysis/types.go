@@ -135,6 +135,10 @@ type EmuStation struct {
 	AirtimeS, AirtimeShare               float64
 	Attempts, Collisions, Retries, Drops uint64
 	TxFrames, TxBytes, RxFrames, RxBytes uint64
+	// QueueDrops are frames dropped at the node's full transmit queue,
+	// RetryDrops frames dropped after the MAC retry limit (0 when the
+	// emulator's stations.csv predates these columns).
+	QueueDrops, RetryDrops uint64
 }
 
 // QueueSample is one row of apqueue.csv.
@@ -157,4 +161,7 @@ type EmuStatus struct {
 	OverloadDrops uint64  `json:"overload_drops"`
 	Events        uint64  `json:"events"`
 	Reason        string  `json:"reason"`
+	// BusyFraction is the share of the emulator's lifetime the medium was
+	// busy (0 when emu.json predates it).
+	BusyFraction float64 `json:"medium_busy_fraction"`
 }

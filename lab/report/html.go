@@ -37,6 +37,9 @@ type htmlLoss struct {
 	Class, Count, Rebuilt, SRTT, Rebuild, Deficit, Rel string
 }
 
+// htmlPage is what the report template shows, in page order: the headline
+// (summary table and Headline figure), warnings, the loss events, the other
+// figures, the runs, and at the end the metadata and the scenario file.
 type htmlPage struct {
 	Loss       []htmlLoss
 	Title      string
@@ -46,10 +49,16 @@ type htmlPage struct {
 	Groups     []htmlGroup
 	Runs       []htmlRun
 	Invalid    int
-	Figures    []htmlFigure
+	WindowNote string       // Report.WindowNote
+	Headline   *htmlFigure  // the throughput-vs-p95-RTT figure, shown under the summary table
+	Figures    []htmlFigure // every other figure
 	Scenario   string
 	SummaryTxt string
 }
+
+// headlineFigure is the figure shown with the summary table at the top of
+// the page (as Pantheon's reports open with throughput against delay).
+const headlineFigure = "throughput_vs_p95rtt"
 
 func metaKVs(meta map[string]any) []htmlKV {
 	keys := make([]string, 0, len(meta))
@@ -82,7 +91,7 @@ func metaKVs(meta map[string]any) []htmlKV {
 
 func writeHTML(path string, res *results.Results, rep *Report, summaryTxt string) error {
 	page := htmlPage{Title: "coopcc lab report", Dir: res.Dir, Meta: metaKVs(res.Meta), Warnings: rep.Warnings,
-		Scenario: res.Scenario, SummaryTxt: summaryTxt}
+		Scenario: res.Scenario, SummaryTxt: summaryTxt, WindowNote: rep.WindowNote()}
 	if name, ok := res.Meta["scenario"].(string); ok && name != "" {
 		page.Title += ": " + name
 	}
@@ -121,11 +130,10 @@ func writeHTML(path string, res *results.Results, rep *Report, summaryTxt string
 			Rel: fmtNum(100*c.MedianRelDeficit, 0)})
 	}
 	for _, f := range rep.Figures {
-		hf := htmlFigure{Figure: f}
-		if f.PNG != nil {
-			hf.Img = template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(f.PNG))
-		} else if f.SVG != nil {
-			hf.SVG = template.HTML(stripXMLHeader(f.SVG))
+		hf := embedFigure(f)
+		if f.Name == headlineFigure && page.Headline == nil {
+			page.Headline = &hf
+			continue
 		}
 		page.Figures = append(page.Figures, hf)
 	}
@@ -137,6 +145,18 @@ func writeHTML(path string, res *results.Results, rep *Report, summaryTxt string
 		return fmt.Errorf("write report.html: %w", err)
 	}
 	return nil
+}
+
+// embedFigure makes a figure part of the page: its PNG as a data URI, else
+// its SVG inline.
+func embedFigure(f Figure) htmlFigure {
+	hf := htmlFigure{Figure: f}
+	if f.PNG != nil {
+		hf.Img = template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(f.PNG))
+	} else if f.SVG != nil {
+		hf.SVG = template.HTML(stripXMLHeader(f.SVG))
+	}
+	return hf
 }
 
 // stripXMLHeader removes an <?xml …?> declaration so the SVG can be inlined.
@@ -163,29 +183,32 @@ tr.warn td { background: #fff4d6; } tr.bad td, tr.invalid td { background: #fde0
 .badge { display: inline-block; padding: 0 .5em; border-radius: .3em; font-weight: bold; font-size: .85em; }
 .ok { background: #d9f2d9; color: #145214; } .no { background: #c62828; color: #fff; }
 .banner { background: #fde0e0; border: 2px solid #c62828; padding: .6em 1em; margin: 1em 0; }
-figure { margin: 1.5em 0; } figure img, figure svg { max-width: 100%; height: auto; border: 1px solid #eee; }
+figure { margin: 1.5em 0; } figure.headline img, figure.headline svg { max-width: 720px; }
+.fit { max-width: 100%; overflow-x: auto; } #summary { width: 100%; font-size: .85em; } #summary td.key { font-size: .9em; color: #555; }
+p.note { font-size: .9em; color: #444; } figure img, figure svg { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { font-size: .9em; color: #444; } pre { background: #f7f7f7; padding: .8em; overflow-x: auto; font-size: .85em; }
 .meta td { text-align: left; } .meta td pre { margin: 0; padding: 0; background: none; }
 </style>
 </head>
 <body>
 <h1>{{.Title}}</h1>
-<p>Results directory: <code>{{.Dir}}</code>. Metric definitions: <code>docs/analysis.md</code>.
-Statistics of a group are over its <em>valid</em> repetitions only.</p>
 {{if .Invalid}}<div class="banner"><strong>{{.Invalid}} run(s) are INVALID</strong> and are left out of every mean and figure of group statistics; they are marked in red below with the reason.</div>{{end}}
 
-<h2>Metadata</h2>
-{{if .Meta}}<table class="meta">{{range .Meta}}<tr><th class="l">{{.Key}}</th><td><pre>{{.Value}}</pre></td></tr>{{end}}</table>
-{{else}}<p>No meta.json.</p>{{end}}
-{{if .Warnings}}<p><strong>Missing parts:</strong></p><ul>{{range .Warnings}}<li>{{.}}</li>{{end}}</ul>{{end}}
-
-<h2>Summary</h2>
+<h2 id="headline">Summary</h2>
+{{if .WindowNote}}<p><strong>{{.WindowNote}}.</strong></p>{{end}}
+<div class="fit">
 <table id="summary">
-<tr><th class="l">mode</th><th>N</th><th>wired delay (ms)</th><th>aggregate goodput (Mbit/s)</th><th>Jain fairness</th><th>weighted fairness</th><th>p95 RTT (ms)</th><th>retransmissions</th><th>timeouts</th><th>loss events pen./mod.</th><th>reps</th><th>valid runs</th><th class="l">group</th></tr>
-{{range .Groups}}<tr class="{{.Class}}"><td class="l">{{.Mode}}</td><td>{{.N}}</td><td>{{.DelayMS}}</td><td>{{.Aggregate}}</td><td>{{.Jain}}</td><td>{{.WFair}}</td><td>{{.P95}}</td><td>{{.Retrans}}</td><td>{{.Timeouts}}</td><td>{{.Loss}}</td><td>{{.ValidRuns}}</td><td>{{.Valid}}</td><td class="l">{{.Key}}</td></tr>
+<tr><th class="l">mode</th><th>N</th><th>wired delay (ms)</th><th>aggregate goodput (Mbit/s)</th><th>Jain fairness</th><th>weighted fairness</th><th>p95 RTT (ms)</th><th>retrans&shy;missions</th><th>timeouts</th><th>loss events pen./mod.</th><th>reps</th><th>valid runs</th><th class="l">group</th></tr>
+{{range .Groups}}<tr class="{{.Class}}"><td class="l">{{.Mode}}</td><td>{{.N}}</td><td>{{.DelayMS}}</td><td>{{.Aggregate}}</td><td>{{.Jain}}</td><td>{{.WFair}}</td><td>{{.P95}}</td><td>{{.Retrans}}</td><td>{{.Timeouts}}</td><td>{{.Loss}}</td><td>{{.ValidRuns}}</td><td>{{.Valid}}</td><td class="l key">{{.Key}}</td></tr>
 {{end}}</table>
-<p>Values: mean ±half-width of the 95 % confidence interval of the mean (Student t) (min–max) over the valid repetitions; <em>reps</em> is how many stand behind each number ([n=k] where a metric has fewer). Goodput is receiver-side (iperf3 <code>sum_received</code>); RTT is the senders' smoothed RTT; timeouts are entries into CA state Loss.
+</div>
+<p class="note">Values: mean ±half-width of the 95 % confidence interval of the mean (Student t) (min–max) over the valid repetitions; <em>reps</em> is how many stand behind each number ([n=k] where a metric has fewer). Goodput is the bytes the receiver acknowledged inside each station's traffic window; the aggregate is over the union of the stations' windows; RTT is the senders' smoothed RTT; timeouts are entries into CA state Loss. Definitions: <code>docs/analysis.md</code>.
 Data: <a href="summary.csv">summary.csv</a>, <a href="runs.csv">runs.csv</a>.</p>
+{{with .Headline}}<figure id="{{.Name}}" class="headline">
+{{if .Img}}<img src="{{.Img}}" alt="{{.Title}}">{{else if .SVG}}{{.SVG}}{{end}}
+<figcaption><strong>{{.Title}}.</strong> {{.Caption}} Files: {{range $k, $v := .Files}}<a href="{{$v}}">{{$k}}</a> {{end}}</figcaption>
+</figure>{{end}}
+{{if .Warnings}}<h2 id="warnings">Warnings</h2><ul>{{range .Warnings}}<li>{{.}}</li>{{end}}</ul>{{end}}
 
 {{if .Loss}}<h2>Loss events (papers/002)</h2>
 <table id="loss">
@@ -212,6 +235,11 @@ Data: <a href="summary.csv">summary.csv</a>, <a href="runs.csv">runs.csv</a>.</p
 
 <h2>Summary as text</h2>
 <pre>{{.SummaryTxt}}</pre>
+
+<h2 id="metadata">Metadata</h2>
+<p>Results directory: <code>{{.Dir}}</code>.</p>
+{{if .Meta}}<table class="meta">{{range .Meta}}<tr><th class="l">{{.Key}}</th><td><pre>{{.Value}}</pre></td></tr>{{end}}</table>
+{{else}}<p>No meta.json.</p>{{end}}
 {{if .Scenario}}<details><summary>scenario.toml as run</summary><pre>{{.Scenario}}</pre></details>{{end}}
 </body>
 </html>

@@ -21,6 +21,10 @@ type Options struct {
 	Formats []string
 	// LossRule classifies loss events; the zero value means analysis.DefaultLossRule().
 	LossRule analysis.LossRule
+	// Window, when not zero, measures goodput, the aggregate and the
+	// fairness indices over this part of the traffic schedule only (e.g.
+	// 10 s..25 s: steady state, without slow start); see analysis.Window.
+	Window analysis.Window
 }
 
 // Report is what Write produced.
@@ -32,18 +36,31 @@ type Report struct {
 	Figures  []Figure
 	Files    []string // every file written, relative to OutDir
 	Warnings []string // the loader's warnings (SummarizeWarnings)
+	// Window is the part of the traffic schedule goodput was measured over
+	// (Options.Window; zero: each station's whole traffic window).
+	Window analysis.Window
 }
 
-// Analyze summarizes every run and groups the repetitions. Stations without
-// a known throughput-alone value get one from reference runs (see
-// analysis.FillMaxFromReference).
-func Analyze(res *results.Results, rule analysis.LossRule) ([]analysis.RunSummary, []analysis.GroupSummary) {
+// WindowNote is the line that says over which window goodput was measured,
+// "" when over the whole traffic windows.
+func (r *Report) WindowNote() string {
+	if r.Window.IsZero() {
+		return ""
+	}
+	return fmt.Sprintf("goodput, aggregate and fairness over %s of the traffic schedule (--window); RTT and loss statistics over the whole run", r.Window)
+}
+
+// Analyze summarizes every run (its goodput over opt.Window when given) and
+// groups the repetitions. Stations without a known throughput-alone value
+// get one from reference runs (see analysis.FillMaxFromReference).
+func Analyze(res *results.Results, opt Options) ([]analysis.RunSummary, []analysis.GroupSummary) {
+	rule := opt.LossRule
 	if rule == (analysis.LossRule{}) {
 		rule = analysis.DefaultLossRule()
 	}
 	sums := make([]analysis.RunSummary, len(res.Runs))
 	for i, r := range res.Runs {
-		sums[i] = analysis.Summarize(r, rule)
+		sums[i] = analysis.Summarize(opt.Window.Clip(r), rule)
 	}
 	analysis.FillMaxFromReference(sums)
 	return sums, analysis.Group(sums)
@@ -60,8 +77,8 @@ func Write(res *results.Results, outDir string, opt Options) (*Report, error) {
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create report directory: %w", err)
 	}
-	sums, groups := Analyze(res, opt.LossRule)
-	rep := &Report{OutDir: outDir, Runs: sums, Groups: groups, Warnings: SummarizeWarnings(res.Warnings)}
+	sums, groups := Analyze(res, opt)
+	rep := &Report{OutDir: outDir, Runs: sums, Groups: groups, Warnings: SummarizeWarnings(res.Warnings), Window: opt.Window}
 
 	m := &model{runs: res.Runs, sums: sums, groups: groups, series: map[string]int{}}
 	figs, err := m.figures()
@@ -80,6 +97,9 @@ func Write(res *results.Results, outDir string, opt Options) (*Report, error) {
 	}
 
 	var txt strings.Builder
+	if note := rep.WindowNote(); note != "" {
+		txt.WriteString(note + "\n")
+	}
 	if err := WriteSummaryTable(&txt, groups); err != nil {
 		return nil, err
 	}

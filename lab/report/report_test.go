@@ -228,3 +228,86 @@ func TestCoexistenceFigure(t *testing.T) {
 		}
 	}
 }
+
+// The page opens with the headline, the summary table and the
+// throughput-vs-p95-RTT figure, and keeps the metadata for the end.
+func TestHTMLHeadlineFirst(t *testing.T) {
+	rep, err := Write(loadFixture(t), t.TempDir(), Options{Formats: []string{"svg"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(rep.HTMLPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := string(b)
+	order := []string{`<table id="summary">`, `<figure id="throughput_vs_p95rtt" class="headline">`,
+		`<figure id="throughput_vs_n">`, `<table id="runs">`, `<h2 id="metadata">`, "scenario.toml as run"}
+	last, prev := -1, ""
+	for _, w := range order {
+		i := strings.Index(h, w)
+		if i < 0 {
+			t.Fatalf("report.html lacks %q", w)
+		}
+		if i < last {
+			t.Errorf("report.html: %q comes before %q; want the order %q", w, prev, order)
+		}
+		last, prev = i, w
+	}
+	if n := strings.Count(h, `id="throughput_vs_p95rtt"`); n != 1 {
+		t.Errorf("the headline figure appears %d times, want once", n)
+	}
+	if i, j := strings.Index(h, `<h2 id="metadata">`), strings.Index(h, "<h2"); j < 0 || i == j {
+		t.Errorf("the metadata section is the first section")
+	}
+}
+
+// runs.csv: every row as long as the header; the emulator and cwnd columns
+// filled from the fixture (coop N=1: sta1 sent 880 frames, the AP 440).
+func TestRunsCSVMediumColumns(t *testing.T) {
+	out := t.TempDir()
+	if _, err := Write(loadFixture(t), out, Options{Formats: []string{"svg"}}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(out, "runs.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.FieldsPerRecord = -1
+	recs, err := r.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	found := false
+	for _, rec := range recs[1:] {
+		if len(rec) != len(recs[0]) {
+			t.Fatalf("row of %d fields, header of %d: %q", len(rec), len(recs[0]), rec)
+		}
+		if rec[col["run"]] != "mode=coop,n=1,delay=4ms,rep=1" {
+			continue
+		}
+		switch rec[col["station"]] {
+		case "*":
+			found = true
+			if got := rec[col["data_frames_per_ap_frame"]]; got != "2" {
+				t.Errorf("data_frames_per_ap_frame = %q, want 2", got)
+			}
+			if rec[col["ap_tx_frames"]] != "440" || rec[col["tx_frames"]] != "880" {
+				t.Errorf("ap_tx_frames %q tx_frames %q, want 440 and 880", rec[col["ap_tx_frames"]], rec[col["tx_frames"]])
+			}
+		case "sta1":
+			if rec[col["cwnd_max"]] == "" || rec[col["ca_open_share"]] == "" {
+				t.Errorf("sta1: no cwnd or CA-state statistics: %q", rec)
+			}
+		}
+	}
+	if !found {
+		t.Error("no run row for mode=coop,n=1,delay=4ms,rep=1")
+	}
+}

@@ -125,16 +125,40 @@ func summaryRows(groups []analysis.GroupSummary) [][]string {
 
 var runsHeader = []string{"run", "group", "mode", "n", "delay_ms", "rep", "valid", "invalid_reason", "station", "managed",
 	"goodput_mbps", "goodput_source", "max_mbps", "p50_rtt_ms", "p95_rtt_ms", "p99_rtt_ms", "retrans", "timeouts",
-	"penalizing_loss", "moderate_loss", "bound_changes", "airtime_share"}
+	"penalizing_loss", "moderate_loss", "bound_changes", "airtime_share",
+	"cwnd_p50", "cwnd_max", "ca_open_share", "ca_recovery_share", "tx_frames", "queue_drops", "retry_drops",
+	"ap_tx_frames", "ap_queue_drops", "ap_drop_share", "data_frames_per_ap_frame", "medium_busy", "srtt_goodput_corr"}
+
+// mediumCells are the emulator columns of a run's "*" row of runs.csv, from
+// tx_frames on (blank without emu/stations.csv).
+func mediumCells(s analysis.RunSummary) []string {
+	m := s.Medium
+	if !s.HasMedium {
+		return []string{"", "", "", "", "", "", "", "", num(s.SRTTGoodputCorr)}
+	}
+	return []string{u64(m.StaTxFrames), u64(m.StaQueueDrops), u64(m.StaRetryDrops), u64(m.APTxFrames), u64(m.APQueueDrops),
+		num(m.APDropShare()), num(m.DataPerAPFrame()), num(m.BusyFraction), num(s.SRTTGoodputCorr)}
+}
+
+// stationFlowCells are the cwnd, CA-state and emulator columns of a
+// station's row of runs.csv (the run-level columns blank).
+func stationFlowCells(st analysis.StationSummary) []string {
+	return []string{num(st.Cwnd.P50), num(st.Cwnd.Max), num(st.Cwnd.OpenShare), num(st.Cwnd.RecoveryShare),
+		u64(st.TxFrames), u64(st.QueueDrops), u64(st.RetryDrops), "", "", "", "", "", ""}
+}
+
+// u64 formats a count.
+func u64(v uint64) string { return strconv.FormatUint(v, 10) }
 
 // runsRows: one row per run with station "*" (run totals), then one per station.
 func runsRows(sums []analysis.RunSummary) [][]string {
 	var rows [][]string
 	for _, s := range sums {
 		base := []string{s.ID, s.Group, s.Mode, strconv.Itoa(s.N), num(s.DelayMS), strconv.Itoa(s.Rep), strconv.FormatBool(s.Valid), s.InvalidReason}
-		rows = append(rows, append(append([]string(nil), base...), "*", "", num(s.AggregateMbps), "sum", "",
+		total := []string{"*", "", num(s.AggregateMbps), "sum", "",
 			num(s.RTT.P50), num(s.RTT.P95), num(s.RTT.P99), strconv.Itoa(s.Retrans), strconv.Itoa(s.Timeouts),
-			strconv.Itoa(s.Penalizing), strconv.Itoa(s.Moderate), "", ""))
+			strconv.Itoa(s.Penalizing), strconv.Itoa(s.Moderate), "", "", "", "", "", ""}
+		rows = append(rows, concat(base, total, mediumCells(s)))
 		for _, st := range s.Stations {
 			pen, mod := 0, 0
 			for _, e := range st.LossEvents {
@@ -145,11 +169,21 @@ func runsRows(sums []analysis.RunSummary) [][]string {
 					mod++
 				}
 			}
-			rows = append(rows, append(append([]string(nil), base...), st.Station, strconv.FormatBool(st.Managed),
+			station := []string{st.Station, strconv.FormatBool(st.Managed),
 				num(st.GoodputMbps), st.GoodputSource, num(st.MaxMbps), num(st.RTT.P50), num(st.RTT.P95), num(st.RTT.P99),
 				strconv.Itoa(st.Retrans), strconv.Itoa(st.Timeouts), strconv.Itoa(pen), strconv.Itoa(mod),
-				strconv.Itoa(st.BoundChanges), num(st.Airtime)))
+				strconv.Itoa(st.BoundChanges), num(st.Airtime)}
+			rows = append(rows, concat(base, station, stationFlowCells(st)))
 		}
 	}
 	return rows
+}
+
+// concat joins rows' parts into a new slice.
+func concat(parts ...[]string) []string {
+	var out []string
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
 }

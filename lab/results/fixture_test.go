@@ -239,7 +239,7 @@ func fixWriteRun(root string, rec schema.Run, stations []fixStation, emuValid bo
 	if err := writeFile(filepath.Join(d, "emu", "apqueue.csv"), []byte(sb.String())); err != nil {
 		return err
 	}
-	emu := analysis.EmuStatus{Valid: emuValid, ThresholdUs: 500, Events: 120000}
+	emu := analysis.EmuStatus{Valid: emuValid, ThresholdUs: 500, Events: 120000, BusyFraction: 0.6}
 	emu.LatenessUs.P50, emu.LatenessUs.P99, emu.LatenessUs.Max = 3, 55, 900
 	if !emuValid {
 		emu.LatenessUs.P99, emu.LatenessUs.Max, emu.Reason = 2400, 9000, "lateness p99 2400us > threshold 500us"

@@ -287,6 +287,7 @@ func ParseStationsCSV(r io.Reader) ([]analysis.EmuStation, error) {
 			Station: p.str("station"), AirtimeS: p.float("airtime_s"), AirtimeShare: p.float("airtime_share"),
 			Attempts: p.u64("attempts"), Collisions: p.u64("collisions"), Retries: p.u64("retries"), Drops: p.u64("drops"),
 			TxFrames: p.u64("tx_frames"), TxBytes: p.u64("tx_bytes"), RxFrames: p.u64("rx_frames"), RxBytes: p.u64("rx_bytes"),
+			QueueDrops: p.u64("queue_drops"), RetryDrops: p.u64("retry_drops"),
 		})
 		if p.err != nil {
 			return nil, p.err
