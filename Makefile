@@ -9,7 +9,7 @@ PKGS     := ./...
 TESTFLAGS ?= -count=1 -timeout 20m
 STATICCHECK := v0.8.2
 
-.PHONY: all build android test demo generate bench fuzz lint deps deps-bpf deps-slurm slurm-demo clean
+.PHONY: all build android test demo generate bench fuzz soak lint deps deps-bpf deps-slurm slurm-demo clean
 
 all: build
 
@@ -55,6 +55,12 @@ bench: deps build
 FUZZTIME ?= 3000000x
 fuzz:
 	$(GO) test ./peer -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME)
+
+# An hour of 10 coop agents in the lab: their memory, descriptors, threads and
+# the BPF objects must stay flat (docs/performance.md, "Soak").
+SOAK_MINUTES ?= 60
+soak: deps build
+	experiments/soak/soak.sh $(SOAK_MINUTES)
 
 lint:
 	$(GO) vet $(PKGS)

@@ -26,13 +26,19 @@ type PeerReport struct {
 	Lo           uint32     `json:"lo"`                       // 0 = no lower bound
 	Hi           uint32     `json:"hi"`                       // 0 = no upper bound
 	Policy       string     `json:"policy"`
+	// Downloads (absent when the terminal has none).
+	DownFlows  uint32 `json:"down_flows,omitempty"`
+	DownRate   uint64 `json:"down_rate_Bps,omitempty"`
+	DownSRTTUs *int64 `json:"down_srtt_us,omitempty"`
+	RcvHi      uint32 `json:"rcv_hi,omitempty"` // receive-window bound, segments
 }
 
 // peerReport converts a peer status (self when self is true).
 func peerReport(s PeerStatus, self bool) PeerReport {
 	r := PeerReport{Sender: "self", ActiveFlows: s.ActiveFlows, Cwnd: s.Cwnd, SRTTUs: usOrNil(s.SRTT),
 		MinRTTUs: usOrNil(s.MinRTT), DeliveryRate: s.DeliveryRate, DemandBytes: s.Demand, AppLimited: s.AppLimited,
-		Capability: s.Capability, Lo: s.Lo, Hi: s.Hi, Policy: s.Policy}
+		Capability: s.Capability, Lo: s.Lo, Hi: s.Hi, Policy: s.Policy,
+		DownFlows: s.DownFlows, DownRate: s.DownRate, DownSRTTUs: usOrNil(s.DownSRTT), RcvHi: s.RcvHi}
 	if !self {
 		r.Sender = SenderID(s.Sender)
 		r.Seq = s.Seq
