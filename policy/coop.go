@@ -45,6 +45,14 @@ type CoopParams struct {
 	// capacity while one terminal's cubic regrew, leaving the other's cap
 	// loose: Jain 0.96 over 20 s.)
 	ProbeCap float64 `toml:"probe_cap" json:"probe_cap,omitempty"`
+	// BusyCap caps the estimate at BusyCap × the measured sum while the
+	// group's RTT is inflated: the bottleneck is busy then, so what the
+	// group delivers is the capacity. Without it an estimate above the
+	// truth survives whenever one terminal cannot use its share for a
+	// reason its window does not control (a download behind the AP's one
+	// DCF share of the air: in the lab's mixed run C sat at 1.4 × measured
+	// and the uploads took twice the downloads' rate). Default 1.1.
+	BusyCap float64 `toml:"busy_cap" json:"busy_cap,omitempty"`
 	// Capability is this terminal's throughput when alone, bytes/s (0 =
 	// unknown); used only with WeightByCapability.
 	Capability float64 `toml:"capability" json:"capability,omitempty"`
@@ -79,6 +87,7 @@ func (c CoopParams) Defaults() CoopParams {
 	def(&c.LoFraction, 0.5)
 	def(&c.Headroom, 0.1)
 	def(&c.ProbeCap, c.TargetRatio*c.GainMax)
+	def(&c.BusyCap, 1.1)
 	def(&c.OffRatio, 2)
 	if c.HiFloor == 0 {
 		c.HiFloor = 2
@@ -115,6 +124,8 @@ func (c CoopParams) Validate() error {
 		return fmt.Errorf("coop switch-off ratio %v: want a multiple of the target >= 1 (default 2)", c.OffRatio)
 	case bad(c.ProbeCap) || (c.ProbeCap != 0 && c.ProbeCap < 1):
 		return fmt.Errorf("coop probe cap %v: want >= 1 (default target ratio × maximum gain)", c.ProbeCap)
+	case bad(c.BusyCap) || (c.BusyCap != 0 && c.BusyCap < 1):
+		return fmt.Errorf("coop busy cap %v: want >= 1 (default 1.1)", c.BusyCap)
 	}
 	return nil
 }
@@ -353,6 +364,9 @@ func (c *coop) Decide(v View) Decision {
 		c.capacity = max(c.capacity, measured) * gain
 		if measured > 0 {
 			c.capacity = min(c.capacity, cp.ProbeCap*measured)
+			if inflated {
+				c.capacity = min(c.capacity, cp.BusyCap*measured)
+			}
 		}
 		// Only a guard against 0: a low C raises d* (QueueSegments per
 		// terminal at C), so the queue counts as below target and C grows.

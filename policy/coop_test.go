@@ -733,3 +733,38 @@ func TestCoopNoEstimateFromNothing(t *testing.T) {
 		t.Fatalf("estimate started from no measurement: capacity %v, %q", c.capacity, d.Reason)
 	}
 }
+
+// While the group's queue is at or above the target the bottleneck is busy
+// and the group's delivered sum is the capacity: the estimate stays within
+// BusyCap of it even when some terminals get less than their share for a
+// reason their windows do not control (downloads behind the AP's one share
+// of the air). Without the cap it stayed at 1.4 × the sum in the lab and the
+// uploaders kept twice the downloaders' rate.
+func TestCoopEstimateFollowsWhatABusyGroupDelivers(t *testing.T) {
+	c := newCoopT(t, Params{Coop: CoopParams{DisableSwitchOff: true}})
+	base := 256 * time.Millisecond
+	q := 80 * time.Millisecond // above the 64 ms target: inflated
+	const up, down = 340e3, 180e3
+	view := func(now time.Time) View {
+		v := View{Now: now, Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: base + q, MinRTT: base, DeliveryRate: up}}}
+		for i := 0; i < 4; i++ {
+			v.Peers = append(v.Peers, inflatedPeer(base, q, up))
+		}
+		for i := 0; i < 5; i++ {
+			v.Peers = append(v.Peers, inflatedPeer(base, q, down))
+		}
+		return v
+	}
+	measured := 5*up + 5*down
+	c.Decide(view(t0))
+	c.capacity = 1.4 * measured // where the lab's mixed run sat
+	for i := 1; i <= 4; i++ {
+		c.Decide(view(t0.Add(time.Duration(i) * 500 * time.Millisecond)))
+	}
+	if c.capacity > 1.1*measured+1 {
+		t.Fatalf("capacity %.0f B/s with the group delivering %.0f at an inflated queue: want <= 1.1 × that", c.capacity, measured)
+	}
+	if share := c.targets[dstA]; share > 1.1*measured/10+1 {
+		t.Fatalf("an uploader's share %.0f B/s, want <= 1.1 × the per-terminal delivered %.0f", share, measured/10)
+	}
+}
