@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cilium/ebpf"
 	"github.com/coopcc/coopcc/datapath"
 	"github.com/coopcc/coopcc/monitor"
 	"github.com/coopcc/coopcc/peer"
@@ -29,18 +30,67 @@ func RealParts() Parts {
 			}
 			return m, m, nil
 		},
-		OpenDatapath: func(cfg Config) (Enforcer, error) {
-			d, err := datapath.Open(datapath.Options{
-				Lease: cfg.Datapath.Lease.Duration, Backend: cfg.Datapath.Backend, SwitchExisting: cfg.Datapath.SwitchExisting,
-			})
-			if err != nil {
-				return nil, err
-			}
-			return d, nil
-		},
-		StartPeers: startPeers,
-		NewPolicy:  newPolicy,
+		OpenDatapath: openRealDatapath,
+		Cleanup:      cleanupDatapath,
+		StartPeers:   startPeers,
+		NewPolicy:    newPolicy,
 	}
+}
+
+// openRealDatapath opens the BPF datapath with the recovery setup: the
+// recorded name, a dead predecessor's leftovers to adopt, the recording
+// callback and the step hook.
+func openRealDatapath(cfg Config, s DatapathSetup) (Enforcer, error) {
+	opts := datapath.Options{
+		Lease: cfg.Datapath.Lease.Duration, Backend: cfg.Datapath.Backend, SwitchExisting: cfg.Datapath.SwitchExisting,
+		CCName: s.CCName, Original: s.Original, Adopt: s.Adopt, AdoptPrograms: programIDs(s.AdoptSockops),
+		Step: s.Step,
+	}
+	if s.OnLoaded != nil {
+		opts.OnLoaded = func(l datapath.Loaded) error { return s.OnLoaded(loadedOf(l)) }
+	}
+	d, err := datapath.Open(opts)
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// loadedOf converts the datapath's report to the agent's (IDs as uint32).
+func loadedOf(l datapath.Loaded) DatapathLoaded {
+	out := DatapathLoaded{Backend: l.Backend, CCName: l.CCName, Original: l.Original,
+		Programs: []uint32{}, Maps: []uint32{}, SockopsProgramIDs: []uint32{}}
+	for _, id := range l.Objects.Programs {
+		out.Programs = append(out.Programs, uint32(id))
+	}
+	for _, id := range l.Objects.Maps {
+		out.Maps = append(out.Maps, uint32(id))
+	}
+	if l.Backend == datapath.BackendSockops {
+		out.SockopsProgramIDs = append(out.SockopsProgramIDs, out.Programs...)
+	}
+	return out
+}
+
+func programIDs(ids []uint32) []ebpf.ProgramID {
+	out := make([]ebpf.ProgramID, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, ebpf.ProgramID(id))
+	}
+	return out
+}
+
+// cleanupDatapath removes a dead agent's leftovers from the current
+// namespace (datapath.Cleanup) and says what it did.
+func cleanupDatapath(l Leftovers) (string, error) {
+	res, err := datapath.Cleanup(datapath.Leftovers{Original: l.Original, CCNames: l.CCNames, SockopsPrograms: programIDs(l.SockopsProgramIDs)})
+	msg := "default congestion control unchanged"
+	if res.DefaultTo != "" {
+		msg = fmt.Sprintf("default congestion control %s -> %s", res.DefaultFrom, res.DefaultTo)
+	}
+	msg += fmt.Sprintf("; %d sockets moved off dead instances to cubic (%d failed); %d sockops programs detached",
+		res.Switched.Switched, res.Switched.Failed, res.Detached)
+	return msg, err
 }
 
 // newPolicy builds the configured policy with its params decoded strictly.
