@@ -71,10 +71,15 @@ func restoreTarget(ns, cur, original string, adopt []string) (old string, dead [
 }
 
 // fallbackDefault is the default to restore when the original is lost: the
-// host's (PID 1's namespace), which a new namespace inherits, if it is
-// registered and not ours; else reno, which is always built in.
+// host's (PID 1's namespace, which a new namespace inherits; not readable
+// in every container), else the caller's (when ns is another namespace),
+// if registered and not ours; else reno, which is always built in.
 func fallbackDefault(ns string) string {
-	for _, from := range []string{hostNetns, ns} {
+	from := []string{hostNetns}
+	if ns != "" {
+		from = append(from, "")
+	}
+	for _, from := range from {
 		if c, err := readDefaultCC(from); err == nil && !IsCCName(c) {
 			if ok, _ := ccRegistered(c); ok {
 				return c
