@@ -82,6 +82,7 @@ type Agent struct {
 	capab   float64 // best aggregate delivery rate seen while alone (B/s)
 
 	dpMu sync.Mutex // serialises datapath calls (tick vs. metrics scrape)
+	blog *boundLog  // which bound changes are logged (under dpMu)
 }
 
 // Counts are the agent's own counters (exported as metrics and in status).
@@ -121,7 +122,7 @@ func New(cfg Config, deps Deps) (*Agent, error) {
 	if deps.IfaceAddrs == nil {
 		deps.IfaceAddrs = ifaceAddrs
 	}
-	a := &Agent{deps: deps, log: deps.Logger, applied: map[netip.Addr]DPBounds{}}
+	a := &Agent{deps: deps, log: deps.Logger, applied: map[netip.Addr]DPBounds{}, blog: newBoundLog()}
 	if err := a.setConfig(cfg); err != nil {
 		return nil, err
 	}
@@ -433,7 +434,10 @@ func (a *Agent) event(now time.Time, dst netip.Addr, b DPBounds, n int, polName,
 	a.mu.Lock()
 	a.counts.BoundChanges++
 	a.mu.Unlock()
-	a.log.Info("bounds", "dst", dstString(dst), "lo", b.Lo, "hi", b.Hi, "n", n, "policy", polName, "reason", reason)
+	if ok, skipped := a.blog.note(dstString(dst), b.Lo, b.Hi, n); ok {
+		a.log.Info(MsgBounds, "dst", dstString(dst), "lo", b.Lo, "hi", b.Hi, "n", n, "policy", polName,
+			"reason", reason, "unlogged_changes", skipped)
+	}
 	if a.deps.Events != nil {
 		if err := a.deps.Events.Write(Event{T: now, Dst: eventDst(dst), Lo: b.Lo, Hi: b.Hi, N: n, Policy: polName, Reason: reason}); err != nil {
 			a.log.Warn("event log write failed", "err", err)

@@ -130,7 +130,11 @@ func startPeers(ctx context.Context, cfg Config, status func() PeerStatus, log *
 		Codec: peer.NewCodec(key, peer.GroupID(cfg.Group.ID)), Transport: tr, Status: status,
 		Interval: cfg.Group.Interval.Duration, Missed: cfg.Group.ExpiryIntervals, Logger: log,
 		Table: peer.TableConfig{OnEvent: func(e peer.Event) {
-			log.Info("peer "+e.Kind.String(), "peer", fmt.Sprintf("%016x", e.Peer), "why", e.Why,
+			msg := MsgPeerJoin // rate-limited by name (DefaultLimits)
+			if e.Kind == peer.Leave {
+				msg = MsgPeerLeave
+			}
+			log.Info(msg, "peer", fmt.Sprintf("%016x", e.Peer), "why", e.Why,
 				"active_flows", e.Status.ActiveFlows, "policy", e.Status.Policy)
 		}},
 	})

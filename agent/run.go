@@ -54,8 +54,9 @@ type StatusInfo struct {
 	Backend      string
 }
 
-// NewLogger builds the slog logger of a LogConfig; the returned LevelVar
-// changes the level on reload.
+// NewLogger builds the slog logger of a LogConfig, rate-limited
+// (DefaultLimits: peer joins and leaves and bound changes beyond a few per
+// 10 s are summarised); the returned LevelVar changes the level on reload.
 func NewLogger(c LogConfig, w io.Writer) (*slog.Logger, *slog.LevelVar) {
 	lv := new(slog.LevelVar)
 	lv.Set(parseLevel(c.Level))
@@ -64,7 +65,7 @@ func NewLogger(c LogConfig, w io.Writer) (*slog.Logger, *slog.LevelVar) {
 	if c.Format == "json" {
 		h = slog.NewJSONHandler(w, opts)
 	}
-	return slog.New(h), lv
+	return slog.New(NewLimitHandler(h, DefaultLimits())), lv
 }
 
 func parseLevel(s string) slog.Level {
