@@ -230,3 +230,30 @@ func TestAgentLogsBoundChangesOnlyWhenMeaningful(t *testing.T) {
 		t.Fatalf("%d events (want 100), %d bound log lines (want 1)", len(evs), lines)
 	}
 }
+
+// ccDatapath is a memDatapath that bounds through its own congestion
+// control.
+type ccDatapath struct{ *memDatapath }
+
+func (ccDatapath) CCName() string { return "coopcc_0000test" }
+
+// A flow on another congestion control than the datapath's is reported
+// unbounded (lo/hi 0), whatever the bounds map holds for its destination.
+func TestStatusFlowOnOtherCCIsNotBounded(t *testing.T) {
+	h := newHarness(t, nil)
+	h.a.deps.Datapath = ccDatapath{h.dp}
+	on, off := flow("10.77.9.1:40000", "10.77.9.254:5201", 20), flow("10.77.9.1:40002", "10.77.9.254:5201", 80)
+	on.CC, off.CC = "coopcc_0000test", "coopcc_dead0000"
+	h.flows.flows = []Flow{on, off}
+	h.a.Tick(time.Unix(1000, 0))
+	r := h.a.Status()
+	if len(r.Flows) != 2 {
+		t.Fatalf("flows %+v", r.Flows)
+	}
+	for _, f := range r.Flows {
+		bounded := f.Hi != 0
+		if want := f.CC == "coopcc_0000test"; bounded != want {
+			t.Errorf("flow on %s: hi %d, want bounded %v", f.CC, f.Hi, want)
+		}
+	}
+}
