@@ -83,6 +83,7 @@ type Agent struct {
 	down    *downloads
 
 	dpMu sync.Mutex // serialises datapath calls (tick vs. metrics scrape)
+	blog *boundLog  // which bound changes are logged (under dpMu)
 }
 
 // Counts are the agent's own counters (exported as metrics and in status).
@@ -123,7 +124,7 @@ func New(cfg Config, deps Deps) (*Agent, error) {
 	if deps.IfaceAddrs == nil {
 		deps.IfaceAddrs = ifaceAddrs
 	}
-	a := &Agent{deps: deps, log: deps.Logger, applied: map[netip.Addr]DPBounds{}, down: newDownloads()}
+	a := &Agent{deps: deps, log: deps.Logger, applied: map[netip.Addr]DPBounds{}, down: newDownloads(), blog: newBoundLog()}
 	if err := a.setConfig(cfg); err != nil {
 		return nil, err
 	}
@@ -447,7 +448,10 @@ func (a *Agent) event(now time.Time, dst netip.Addr, b DPBounds, n int, polName,
 	a.mu.Lock()
 	a.counts.BoundChanges++
 	a.mu.Unlock()
-	a.log.Info("bounds", "dst", dstString(dst), "lo", b.Lo, "hi", b.Hi, "n", n, "policy", polName, "reason", reason)
+	if ok, skipped := a.blog.note(dstString(dst), b.Lo, b.Hi, n); ok {
+		a.log.Info(MsgBounds, "dst", dstString(dst), "lo", b.Lo, "hi", b.Hi, "n", n, "policy", polName,
+			"reason", reason, "unlogged_changes", skipped)
+	}
 	if a.deps.Events != nil {
 		if err := a.deps.Events.Write(Event{T: now, Dst: eventDst(dst), Lo: b.Lo, Hi: b.Hi, N: n, Policy: polName, Reason: reason}); err != nil {
 			a.log.Warn("event log write failed", "err", err)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cilium/ebpf"
 	"github.com/coopcc/coopcc/datapath"
 	"github.com/coopcc/coopcc/monitor"
 	"github.com/coopcc/coopcc/peer"
@@ -30,28 +31,98 @@ func RealParts() Parts {
 			}
 			return m, m, nil
 		},
-		OpenDatapath: func(cfg Config) (Enforcer, error) {
-			d, err := datapath.Open(datapath.Options{
-				Lease: cfg.Datapath.Lease.Duration, Backend: cfg.Datapath.Backend, SwitchExisting: cfg.Datapath.SwitchExisting,
-			})
-			if err != nil {
-				return nil, err
-			}
-			if cfg.Datapath.Receive == "off" {
-				return d, nil
-			}
-			r, err := datapath.OpenReceive(datapath.Options{Lease: cfg.Datapath.Lease.Duration})
-			if err != nil {
-				if cfg.Datapath.Receive == "on" {
-					return nil, errors.Join(fmt.Errorf("datapath.receive = \"on\": %w", err), d.Close())
-				}
-				return d, nil // auto: uploads only (the agent logs the backend)
-			}
-			return bothSides{send: d, recv: r}, nil
-		},
-		StartPeers: startPeers,
-		NewPolicy:  newPolicy,
+		OpenDatapath: openRealDatapath,
+		Cleanup:      cleanupDatapath,
+		StartPeers:   startPeers,
+		NewPolicy:    newPolicy,
 	}
+}
+
+// openRealDatapath opens the BPF datapath with the recovery setup: the
+// recorded name, a dead predecessor's leftovers to adopt, the recording
+// callback and the step hook.
+func openRealDatapath(cfg Config, s DatapathSetup) (Enforcer, error) {
+	opts := datapath.Options{
+		Lease: cfg.Datapath.Lease.Duration, Backend: cfg.Datapath.Backend, SwitchExisting: cfg.Datapath.SwitchExisting,
+		CCName: s.CCName, Original: s.Original, Adopt: s.Adopt, AdoptPrograms: programIDs(s.AdoptSockops),
+		Step: s.Step,
+	}
+	var sent datapath.Loaded
+	if s.OnLoaded != nil {
+		opts.OnLoaded = func(l datapath.Loaded) error { sent = l; return s.OnLoaded(loadedOf(l)) }
+	}
+	d, err := datapath.Open(opts)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Datapath.Receive == "off" {
+		return d, nil
+	}
+	r, err := datapath.OpenReceive(datapath.Options{Lease: opts.Lease})
+	if err != nil {
+		if cfg.Datapath.Receive == "on" {
+			return nil, errors.Join(fmt.Errorf("datapath.receive = \"on\": %w", err), d.Close())
+		}
+		return d, nil // auto: uploads only (the backend in the log and status says so)
+	}
+	if s.OnLoaded != nil {
+		// The receive side's program is a cgroup sockops program: recorded
+		// so that a cleanup after a crash detaches it (a crash before this
+		// line leaves it to the next start's stale-instance detection).
+		if err := s.OnLoaded(withReceive(loadedOf(sent), r.Objects())); err != nil {
+			return nil, errors.Join(fmt.Errorf("record the receive side's objects: %w", err), r.Close(), d.Close())
+		}
+	}
+	return bothSides{send: d, recv: r}, nil
+}
+
+// withReceive adds the receive side's objects to the send side's record.
+func withReceive(l DatapathLoaded, ids datapath.ObjectIDs) DatapathLoaded {
+	for _, id := range ids.Programs {
+		l.Programs = append(l.Programs, uint32(id))
+		l.SockopsProgramIDs = append(l.SockopsProgramIDs, uint32(id))
+	}
+	for _, id := range ids.Maps {
+		l.Maps = append(l.Maps, uint32(id))
+	}
+	return l
+}
+
+// loadedOf converts the datapath's report to the agent's (IDs as uint32).
+func loadedOf(l datapath.Loaded) DatapathLoaded {
+	out := DatapathLoaded{Backend: l.Backend, CCName: l.CCName, Original: l.Original,
+		Programs: []uint32{}, Maps: []uint32{}, SockopsProgramIDs: []uint32{}}
+	for _, id := range l.Objects.Programs {
+		out.Programs = append(out.Programs, uint32(id))
+	}
+	for _, id := range l.Objects.Maps {
+		out.Maps = append(out.Maps, uint32(id))
+	}
+	if l.Backend == datapath.BackendSockops {
+		out.SockopsProgramIDs = append(out.SockopsProgramIDs, out.Programs...)
+	}
+	return out
+}
+
+func programIDs(ids []uint32) []ebpf.ProgramID {
+	out := make([]ebpf.ProgramID, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, ebpf.ProgramID(id))
+	}
+	return out
+}
+
+// cleanupDatapath removes a dead agent's leftovers from the current
+// namespace (datapath.Cleanup) and says what it did.
+func cleanupDatapath(l Leftovers) (string, error) {
+	res, err := datapath.Cleanup(datapath.Leftovers{Original: l.Original, CCNames: l.CCNames, SockopsPrograms: programIDs(l.SockopsProgramIDs)})
+	msg := "default congestion control unchanged"
+	if res.DefaultTo != "" {
+		msg = fmt.Sprintf("default congestion control %s -> %s", res.DefaultFrom, res.DefaultTo)
+	}
+	msg += fmt.Sprintf("; %d sockets moved off dead instances to cubic (%d failed); %d sockops programs detached",
+		res.Switched.Switched, res.Switched.Failed, res.Detached)
+	return msg, err
 }
 
 // newPolicy builds the configured policy with its params decoded strictly.
@@ -91,7 +162,11 @@ func startPeers(ctx context.Context, cfg Config, status func() PeerStatus, log *
 		Codec: peer.NewCodec(key, peer.GroupID(cfg.Group.ID)), Transport: tr, Status: status,
 		Interval: cfg.Group.Interval.Duration, Missed: cfg.Group.ExpiryIntervals, Logger: log,
 		Table: peer.TableConfig{OnEvent: func(e peer.Event) {
-			log.Info("peer "+e.Kind.String(), "peer", fmt.Sprintf("%016x", e.Peer), "why", e.Why,
+			msg := MsgPeerJoin // rate-limited by name (DefaultLimits)
+			if e.Kind == peer.Leave {
+				msg = MsgPeerLeave
+			}
+			log.Info(msg, "peer", fmt.Sprintf("%016x", e.Peer), "why", e.Why,
 				"active_flows", e.Status.ActiveFlows, "policy", e.Status.Policy)
 		}},
 	})

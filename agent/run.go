@@ -16,8 +16,12 @@ import (
 type Parts struct {
 	// OpenFlows opens the flow source (closed by the returned closer).
 	OpenFlows func(cfg Config) (FlowSource, io.Closer, error)
-	// OpenDatapath loads the datapath; Close restores everything.
-	OpenDatapath func(cfg Config) (Enforcer, error)
+	// OpenDatapath loads the datapath, adopting what a dead predecessor
+	// left (setup); Close restores everything.
+	OpenDatapath func(cfg Config, setup DatapathSetup) (Enforcer, error)
+	// Cleanup removes a dead agent's leftovers without loading anything
+	// (datapath.Cleanup) and says what it did; nil = nothing to clean.
+	Cleanup func(Leftovers) (string, error)
 	// StartPeers starts the peer protocol, which broadcasts status() every
 	// group interval until ctx ends; wait blocks until it has stopped.
 	StartPeers func(ctx context.Context, cfg Config, status func() PeerStatus, log *slog.Logger) (node PeerNode, wait func() error, err error)
@@ -37,6 +41,10 @@ type Options struct {
 	// LogOutput is where logs go (default os.Stderr is the caller's choice).
 	LogOutput io.Writer
 	Parts     Parts
+	// Step, if set, is called after each named start-up and shut-down step
+	// (Step… constants, and the datapath's dp-… steps): the crash tests
+	// kill the process there (COOPCC_TEST_CRASH_AT in cmd/coopcc).
+	Step func(name string)
 }
 
 // StatusInfo tells the caller where the agent listens.
@@ -46,8 +54,9 @@ type StatusInfo struct {
 	Backend      string
 }
 
-// NewLogger builds the slog logger of a LogConfig; the returned LevelVar
-// changes the level on reload.
+// NewLogger builds the slog logger of a LogConfig, rate-limited
+// (DefaultLimits: peer joins and leaves and bound changes beyond a few per
+// 10 s are summarised); the returned LevelVar changes the level on reload.
 func NewLogger(c LogConfig, w io.Writer) (*slog.Logger, *slog.LevelVar) {
 	lv := new(slog.LevelVar)
 	lv.Set(parseLevel(c.Level))
@@ -56,7 +65,7 @@ func NewLogger(c LogConfig, w io.Writer) (*slog.Logger, *slog.LevelVar) {
 	if c.Format == "json" {
 		h = slog.NewJSONHandler(w, opts)
 	}
-	return slog.New(h), lv
+	return slog.New(NewLimitHandler(h, DefaultLimits())), lv
 }
 
 func parseLevel(s string) slog.Level {
@@ -106,6 +115,7 @@ func Main(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	undo = append(undo, func() { _ = lock.Release() })
+	step(o.Step, StepLocked)
 
 	sock := cfg.Observe.StatusSocket
 	if sock == "" {
@@ -122,33 +132,24 @@ func Main(ctx context.Context, o Options) (err error) {
 		undo = append(undo, func() { _ = events.Close() })
 	}
 
-	// Loading the BPF objects parses the kernel's BTF: a burst of short-lived
-	// heap. A soft memory limit while it runs makes the GC collect it as it
-	// goes instead of letting the heap double first, which keeps the peak RSS
-	// down (measured: docs/performance.md); the default is restored after.
-	prevLimit := debug.SetMemoryLimit(startupMemoryLimit)
-	dp, err := o.Parts.OpenDatapath(cfg)
-	debug.SetMemoryLimit(prevLimit)
+	dp, err := openDatapath(cfg, o, sock, log)
 	if err != nil {
-		return fmt.Errorf("datapath: %w", err)
+		return err
 	}
-	undo = append(undo, func() {
-		if cerr := dp.Close(); cerr != nil {
-			log.Error("datapath close", "err", cerr)
-		}
-	})
+	undo = append(undo, func() { dp.close(log) })
 
 	flows, closeFlows, err := o.Parts.OpenFlows(cfg)
 	if err != nil {
 		return fmt.Errorf("monitor: %w", err)
 	}
 	undo = append(undo, func() { _ = closeFlows.Close() })
+	step(o.Step, StepMonitorOpen)
 
 	// The agent exists before the peer node (which needs its status) and
 	// the node before the agent runs: a small forwarding shim ties them.
 	shim := &peerShim{}
 	a, err := New(cfg, Deps{
-		Flows: flows, Datapath: dp, Peers: shim, Events: events, Logger: log,
+		Flows: flows, Datapath: dp.Enforcer, Peers: shim, Events: events, Logger: log,
 		NewPolicy: func(name string, params map[string]any) (Policy, error) {
 			c := cfg
 			c.Policy.Name, c.Policy.Params = name, params
@@ -171,7 +172,9 @@ func Main(ctx context.Context, o Options) (err error) {
 		if werr := waitPeers(); werr != nil {
 			log.Error("peer protocol", "err", werr)
 		}
+		step(o.Step, StepPeersStopped)
 	})
+	step(o.Step, StepPeersStarted)
 
 	stopStatus, err := a.serveStatus(ctx, sock)
 	if err != nil {
@@ -198,6 +201,7 @@ func Main(ctx context.Context, o Options) (err error) {
 	if o.Ready != nil {
 		o.Ready(StatusInfo{StatusSocket: sock, MetricsAddr: metricsAddr, Backend: dp.Backend()})
 	}
+	step(o.Step, StepReady)
 
 	loopCtx, stopLoop := context.WithCancel(ctx)
 	defer stopLoop()
@@ -207,6 +211,7 @@ func Main(ctx context.Context, o Options) (err error) {
 		select {
 		case err := <-done:
 			log.Info("agent stopping: bounds removed, restoring the datapath")
+			step(o.Step, StepStopping)
 			return err
 		case <-o.Reload:
 			nc, lerr := o.Load()
@@ -225,6 +230,76 @@ func Main(ctx context.Context, o Options) (err error) {
 				log.Error("reload failed; keeping the running configuration", "err", lerr)
 			}
 		}
+	}
+}
+
+// step calls the hook, if any.
+func step(hook func(string), name string) {
+	if hook != nil {
+		hook(name)
+	}
+}
+
+// openedDatapath is the datapath with the state file that records it.
+type openedDatapath struct {
+	Enforcer
+	rec *recovery
+}
+
+// openDatapath records in the state file what the datapath will change
+// (and what a dead predecessor left), opens the datapath so that it adopts
+// those leftovers, and records the result. If Open fails, the leftovers are
+// cleaned up (Parts.Cleanup) and the state file removed when that worked.
+func openDatapath(cfg Config, o Options, sock string, log *slog.Logger) (*openedDatapath, error) {
+	rec, err := startRecovery(cfg.Observe.LockDir, cfg.Datapath.Backend, o.Step)
+	if err != nil {
+		return nil, fmt.Errorf("state file: %w", err)
+	}
+	if rec.pred != nil {
+		log.Warn("a previous agent died without restoring the namespace; adopting its leftovers",
+			"pid", rec.pred.PID, "step", rec.pred.Step, "cc", strings.Join(rec.pred.CCNames, ","),
+			"original_cc", rec.pred.OriginalCC, "state_file", rec.file.Path())
+	}
+	// Loading the BPF objects parses the kernel's BTF: a burst of short-lived
+	// heap. A soft memory limit while it runs makes the GC collect it as it
+	// goes instead of letting the heap double first, which keeps the peak RSS
+	// down (measured: docs/performance.md); the default is restored after.
+	prevLimit := debug.SetMemoryLimit(startupMemoryLimit)
+	dp, err := o.Parts.OpenDatapath(cfg, rec.setup())
+	debug.SetMemoryLimit(prevLimit)
+	if err != nil {
+		if o.Parts.Cleanup != nil {
+			if _, cerr := o.Parts.Cleanup(rec.leftovers()); cerr != nil {
+				log.Error("cleanup after a failed datapath start; run `coopcc agent cleanup`", "err", cerr, "state_file", rec.file.Path())
+				return nil, fmt.Errorf("datapath: %w", err)
+			}
+		}
+		if rerr := rec.file.Remove(); rerr != nil {
+			log.Error("state file", "err", rerr)
+		}
+		return nil, fmt.Errorf("datapath: %w", err)
+	}
+	step(o.Step, StepDatapathOpen)
+	if err := rec.opened(sock); err != nil {
+		if cerr := dp.Close(); cerr == nil {
+			_ = rec.file.Remove()
+		}
+		return nil, fmt.Errorf("state file: %w", err)
+	}
+	return &openedDatapath{Enforcer: dp, rec: rec}, nil
+}
+
+// close closes the datapath (restoring the namespace) and removes the state
+// file once nothing is left; on error the file stays for the next start or
+// `coopcc agent cleanup`.
+func (d *openedDatapath) close(log *slog.Logger) {
+	if err := d.Close(); err != nil {
+		log.Error("datapath close; state file kept for `coopcc agent cleanup`", "err", err, "state_file", d.rec.file.Path())
+		return
+	}
+	step(d.rec.step, StepDatapathClosed)
+	if err := d.rec.finish(); err != nil {
+		log.Error("state file", "err", err)
 	}
 }
 

@@ -19,7 +19,7 @@ func memParts(dp *memDatapath, pols map[string]*nPolicy) Parts {
 		OpenFlows: func(Config) (FlowSource, io.Closer, error) {
 			return &memFlows{flows: []Flow{flow("10.77.9.1:40000", "10.77.9.254:5201", 40)}}, io.NopCloser(nil), nil
 		},
-		OpenDatapath: func(Config) (Enforcer, error) { return dp, nil },
+		OpenDatapath: func(Config, DatapathSetup) (Enforcer, error) { return dp, nil },
 		StartPeers: func(ctx context.Context, _ Config, status func() PeerStatus, _ *slog.Logger) (PeerNode, func() error, error) {
 			done := make(chan struct{})
 			go func() { <-ctx.Done(); close(done) }()

@@ -154,6 +154,27 @@ type FlowReport struct {
 	AppLimited bool   `json:"app_limited"`
 	Lo         uint32 `json:"lo"` // bounds that apply to the flow (0 = none)
 	Hi         uint32 `json:"hi"`
+	// CC is the flow's congestion control as the kernel reports it. With
+	// the struct_ops backend a flow on any other one (e.g. an application
+	// that chose bbr) is not bounded, and lo/hi say 0.
+	CC string `json:"cc,omitempty"`
+}
+
+// ccNamer is implemented by a datapath that bounds only the flows on its
+// own congestion control (datapath.Datapath with struct_ops: CCName != "").
+type ccNamer interface{ CCName() string }
+
+// flowBoundsLocked returns the bounds that really apply to f: none when the
+// datapath bounds through its own congestion control and f runs another
+// (issue 17: a flow left on a dead instance's congestion control was
+// reported bounded while it ran unbounded).
+func (a *Agent) flowBoundsLocked(f Flow) DPBounds {
+	if n, ok := a.deps.Datapath.(ccNamer); ok {
+		if cc := n.CCName(); cc != "" && f.CC != "" && f.CC != cc {
+			return DPBounds{}
+		}
+	}
+	return a.boundsForLocked(f.Dst.Addr())
 }
 
 // boundsFor returns the bounds that apply to dst.
@@ -192,9 +213,9 @@ func (a *Agent) Status() StatusReport {
 	}
 	slices.SortFunc(r.Hits, func(x, y HitReport) int { return strings.Compare(x.Dst, y.Dst) })
 	for _, f := range a.last.Flows {
-		b := a.boundsForLocked(f.Dst.Addr())
+		b := a.flowBoundsLocked(f)
 		r.Flows = append(r.Flows, FlowReport{Src: f.Src.String(), Dst: f.Dst.String(), Cwnd: f.Cwnd, SRTTUs: usOrNil(f.SRTT), MinRTTUs: usOrNil(f.MinRTT),
-			Rate: f.DeliveryRate, Active: isActive(f), AppLimited: f.AppLimited, Lo: b.Lo, Hi: b.Hi})
+			Rate: f.DeliveryRate, Active: isActive(f), AppLimited: f.AppLimited, Lo: b.Lo, Hi: b.Hi, CC: f.CC})
 	}
 	if a.guard != nil {
 		g := a.last.Guard

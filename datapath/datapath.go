@@ -67,8 +67,62 @@ type Options struct {
 	// CC too (struct_ops backend, BPF TCP iterator).
 	SwitchExisting bool
 	// CCName overrides the registered congestion-control name (default
-	// coopcc_ + 8 random hex digits, at most 15 characters).
+	// coopcc_ + 8 random hex digits, at most 15 characters; NewCCName).
 	CCName string
+	// Original is the namespace's default congestion control from before
+	// any coopcc instance ran, as a crashed predecessor recorded it. When
+	// the current default is a dead instance's (or Adopt's), Close
+	// restores Original instead of a guess; "" = unknown.
+	Original string
+	// Adopt lists the congestion controls of dead instances (a crashed
+	// predecessor's, from its state file). Open moves their sockets to
+	// this instance (struct_ops) or to plain cubic (sockops), so that
+	// flows which survived the crash are bounded again. A default that is
+	// an unregistered coopcc_ name is adopted without being listed.
+	Adopt []string
+	// AdoptPrograms are a dead instance's sockops programs; Open detaches
+	// them (without waiting for their heartbeat to go stale).
+	AdoptPrograms []ebpf.ProgramID
+	// OnLoaded is called once the objects are loaded, before anything in
+	// the kernel outside them changes (registration, attach, sysctl), with
+	// their IDs and the default Close will restore, so the caller can
+	// record them; an error aborts Open.
+	OnLoaded func(Loaded) error
+	// Step, if set, is called after each named step of Open and Close
+	// (StepLoaded, …): the agent's crash-injection tests kill the process
+	// there.
+	Step func(name string)
+}
+
+// Steps of Open and Close reported to Options.Step, in order.
+const (
+	StepLoaded          = "dp-loaded"           // objects loaded, nothing registered
+	StepRegistered      = "dp-registered"       // struct_ops CC registered / sockops attached
+	StepDefaultSet      = "dp-default-set"      // namespace default CC switched to ours
+	StepAdopted         = "dp-adopted"          // dead instances' sockets moved to ours
+	StepSwitched        = "dp-switched"         // pre-existing sockets moved to ours
+	StepFailOpen        = "dp-fail-open"        // Close: lease expired
+	StepDefaultRestored = "dp-default-restored" // Close: namespace default restored
+	StepSwitchedBack    = "dp-switched-back"    // Close: sockets moved to plain cubic
+	StepUnregistered    = "dp-unregistered"     // Close: CC unregistered / program detached
+)
+
+// Loaded is what Open reports to Options.OnLoaded before it changes the
+// namespace.
+type Loaded struct {
+	Backend string
+	CCName  string    // "" for sockops
+	Objects ObjectIDs // programs and maps of this instance
+	// Original is the default congestion control Close will restore (""
+	// for sockops, which does not change it).
+	Original string
+}
+
+// step calls the hook, if any.
+func (o Options) step(name string) {
+	if o.Step != nil {
+		o.Step(name)
+	}
 }
 
 // Counters count how often each bound changed cwnd (or ssthresh) for one
@@ -88,9 +142,12 @@ type Datapath struct {
 	config   *ebpf.Map
 	counters *ebpf.Map
 	switched SwitchResult
+	adopted  SwitchResult
+	original string
 	objIDs   ObjectIDs
 	closeFn  func() error
 	closed   bool
+	opts     Options
 }
 
 // Open loads and registers the datapath, sets the namespace's default
@@ -134,7 +191,7 @@ func Open(opts Options) (*Datapath, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.lease = opts.Lease
+	d.lease, d.opts = opts.Lease, opts
 	if err := d.Heartbeat(); err != nil {
 		_ = d.Close()
 		return nil, err
@@ -159,6 +216,14 @@ func (d *Datapath) CCName() string { return d.ccName }
 // Switched reports how many pre-existing connections Open moved to the
 // bounded CC (SwitchExisting, struct_ops backend).
 func (d *Datapath) Switched() SwitchResult { return d.switched }
+
+// Adopted reports how many sockets of dead instances Open moved to this
+// instance (struct_ops) or to plain cubic (sockops).
+func (d *Datapath) Adopted() SwitchResult { return d.adopted }
+
+// Original returns the default congestion control Close restores ("" for
+// sockops, which does not change it).
+func (d *Datapath) Original() string { return d.original }
 
 // Lease returns the lease duration.
 func (d *Datapath) Lease() time.Duration { return d.lease }
@@ -296,6 +361,7 @@ func (d *Datapath) Close() error {
 		if err := d.writeConfig(0); err != nil {
 			errs = append(errs, err)
 		}
+		d.opts.step(StepFailOpen)
 	}
 	if d.closeFn != nil {
 		errs = append(errs, d.closeFn())

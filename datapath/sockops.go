@@ -129,6 +129,23 @@ func openSockops(opts Options) (*Datapath, error) {
 	if err := spec.LoadAndAssign(&objs, nil); err != nil {
 		return nil, &unsupportedError{fmt.Errorf("load sockops program: %w", explainLoadError(err))}
 	}
+	ids := collectIDs(objs.CoopccBnd, objs.CoopccCfg, objs.CoopccCnt, objs.CoopccSkclamp, objs.CoopccSockops)
+	if opts.OnLoaded != nil {
+		if err := opts.OnLoaded(Loaded{Backend: BackendSockops, Objects: ids}); err != nil {
+			_ = objs.Close()
+			return nil, fmt.Errorf("record loaded objects: %w", err)
+		}
+	}
+	opts.step(StepLoaded)
+	// A crashed predecessor's leftovers: sockets on its dead struct_ops go
+	// to plain cubic (this backend bounds whatever CC a socket has), the
+	// default goes back to the original, its sockops program is detached.
+	left, err := Cleanup(Leftovers{Netns: opts.Netns, Original: opts.Original, CCNames: opts.Adopt, SockopsPrograms: opts.AdoptPrograms})
+	if err != nil {
+		_ = objs.Close()
+		return nil, fmt.Errorf("clean up a dead instance's leftovers: %w", err)
+	}
+	opts.step(StepAdopted)
 	// A fresh heartbeat before attaching, so no other instance takes this
 	// one for dead.
 	now, err := monotonicNow()
@@ -144,14 +161,20 @@ func openSockops(opts Options) (*Datapath, error) {
 		_ = objs.Close()
 		return nil, err
 	}
+	opts.step(StepRegistered)
 	d := &Datapath{
 		backend:  BackendSockops,
 		bounds:   objs.CoopccBnd,
 		config:   objs.CoopccCfg,
 		counters: objs.CoopccCnt,
-		objIDs:   collectIDs(objs.CoopccBnd, objs.CoopccCfg, objs.CoopccCnt, objs.CoopccSkclamp, objs.CoopccSockops),
+		adopted:  left.Switched,
+		objIDs:   ids,
 	}
-	d.closeFn = func() error { return errors.Join(detach(), objs.Close()) }
+	d.closeFn = func() error {
+		err := detach()
+		opts.step(StepUnregistered)
+		return errors.Join(err, objs.Close())
+	}
 	return d, nil
 }
 

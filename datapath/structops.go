@@ -58,8 +58,14 @@ func setStructOpsName(ms *ebpf.MapSpec, name string) error {
 	return fmt.Errorf("struct_ops map %s: no name member", ms.Name)
 }
 
+// NewCCName returns a fresh congestion-control name, coopcc_ + 8 random hex
+// digits (15 characters, the kernel's limit). The agent records it before
+// Open so that a crash at any later step leaves a name to clean up.
+func NewCCName() (string, error) { return randomCCName() }
+
 // openStructOps loads coopcc_cubic under a unique name, registers it, makes
-// it the namespace's default and optionally switches existing connections.
+// it the namespace's default, adopts dead instances' sockets and optionally
+// switches existing connections.
 func openStructOps(opts Options) (d *Datapath, err error) {
 	name := opts.CCName
 	if name == "" {
@@ -94,6 +100,21 @@ func openStructOps(opts Options) (d *Datapath, err error) {
 		}
 	}()
 	undo = append(undo, objs.Close)
+	ids := collectIDs(objs.CoopccCubic, objs.CoopccBnd, objs.CoopccCfg, objs.CoopccCnt, objs.CoopccInit, objs.CoopccSsthresh, objs.CoopccCongAvoid, objs.CoopccSetState, objs.CoopccCwndEvent, objs.CoopccPktsAcked, objs.CoopccUndoCwnd)
+	cur, err := readDefaultCC(opts.Netns)
+	if err != nil {
+		return nil, err
+	}
+	old, dead, err := restoreTarget(opts.Netns, cur, opts.Original, opts.Adopt)
+	if err != nil {
+		return nil, err
+	}
+	if opts.OnLoaded != nil {
+		if err := opts.OnLoaded(Loaded{Backend: BackendStructOps, CCName: name, Objects: ids, Original: old}); err != nil {
+			return nil, fmt.Errorf("record loaded objects: %w", err)
+		}
+	}
+	opts.step(StepLoaded)
 
 	reg, err := link.AttachStructOps(link.StructOpsOptions{Map: objs.CoopccCubic})
 	if errors.Is(err, unix.EEXIST) {
@@ -103,31 +124,26 @@ func openStructOps(opts Options) (d *Datapath, err error) {
 		return nil, &unsupportedError{fmt.Errorf("register congestion control %s: %w", name, err)}
 	}
 	undo = append(undo, reg.Close)
+	opts.step(StepRegistered)
 
-	old, err := readDefaultCC(opts.Netns)
-	if err != nil {
-		return nil, err
-	}
-	if ok, err := ccRegistered(old); err != nil {
-		return nil, err
-	} else if !ok {
-		// A previous instance died (SIGKILL) and left its unregistered CC as
-		// the namespace default; the value before it is lost. Restore the
-		// caller's namespace default instead (usually the host's, which a
-		// new namespace inherits), or reno, which is always built in.
-		old = "reno"
-		if opts.Netns != "" {
-			if own, err := readDefaultCC(""); err == nil {
-				if ok, _ := ccRegistered(own); ok {
-					old = own
-				}
-			}
-		}
-	}
 	if err := writeDefaultCC(opts.Netns, name); err != nil {
 		return nil, err
 	}
 	undo = append(undo, func() error { return writeDefaultCC(opts.Netns, old) })
+	opts.step(StepDefaultSet)
+
+	// Sockets that survived a crashed predecessor run its dead programs,
+	// which see a stale heartbeat and bound nothing: move them to this
+	// instance, whatever SwitchExisting says (they were bounded before).
+	undo = append(undo, func() error {
+		_, err := switchCC(opts.Netns, name, "", "cubic")
+		return err
+	})
+	adopted, err := adoptSockets(opts.Netns, dead, name)
+	if err != nil {
+		return nil, err
+	}
+	opts.step(StepAdopted)
 
 	var switched SwitchResult
 	if opts.SwitchExisting {
@@ -135,16 +151,12 @@ func openStructOps(opts Options) (d *Datapath, err error) {
 		// bounded CUBIC; others (e.g. a flow that chose bbr) are left alone.
 		// [interpretation] switching a non-CUBIC default too matches what
 		// happens to new connections, which all get the bounded CUBIC.
-		undo = append(undo, func() error {
-			_, err := switchCC(opts.Netns, name, "", "cubic")
-			return err
-		})
 		res, err := switchCC(opts.Netns, old, "cubic", name)
 		if err != nil {
 			return nil, fmt.Errorf("switch existing connections from %s to %s: %w", old, name, err)
 		}
 		switched = res
-		// Connections switched here are switched back by the close path below.
+		opts.step(StepSwitched)
 	}
 
 	d = &Datapath{
@@ -154,22 +166,27 @@ func openStructOps(opts Options) (d *Datapath, err error) {
 		config:   objs.CoopccCfg,
 		counters: objs.CoopccCnt,
 		switched: switched,
-		objIDs:   collectIDs(objs.CoopccCubic, objs.CoopccBnd, objs.CoopccCfg, objs.CoopccCnt, objs.CoopccInit, objs.CoopccSsthresh, objs.CoopccCongAvoid, objs.CoopccSetState, objs.CoopccCwndEvent, objs.CoopccPktsAcked, objs.CoopccUndoCwnd),
+		adopted:  adopted,
+		original: old,
+		objIDs:   ids,
 	}
 	d.closeFn = func() error {
 		var errs []error
 		if err := writeDefaultCC(opts.Netns, old); err != nil {
 			errs = append(errs, err)
 		}
+		opts.step(StepDefaultRestored)
 		// Sockets still on our CC hold references to the BPF programs:
 		// move them to plain CUBIC (the same algorithm, unbounded) so that
 		// nothing stays loaded.
 		if _, err := switchCC(opts.Netns, name, "", "cubic"); err != nil {
 			errs = append(errs, fmt.Errorf("switch connections back from %s to cubic: %w", name, err))
 		}
+		opts.step(StepSwitchedBack)
 		if err := reg.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("unregister %s: %w", name, err))
 		}
+		opts.step(StepUnregistered)
 		if err := objs.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close BPF objects: %w", err))
 		}

@@ -73,8 +73,19 @@ func (e *DecodeError) Error() string {
 }
 
 func reject(r Reason, format string, args ...any) error {
+	if format == "" {
+		return plainRejects[r] // no allocation: what a flood of forgeries hits
+	}
 	return &DecodeError{Reason: r, Detail: fmt.Sprintf(format, args...)}
 }
+
+// plainRejects are the errors without detail, one per reason, shared.
+var plainRejects = func() (e [numReasons]*DecodeError) {
+	for r := range e {
+		e[r] = &DecodeError{Reason: Reason(r)}
+	}
+	return e
+}()
 
 // ReasonOf returns the Reason carried by an error from Decode (OK for nil,
 // Malformed for any other error).

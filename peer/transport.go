@@ -30,6 +30,25 @@ type Transport interface {
 	String() string
 }
 
+// Drainer is implemented by transports that hand over every datagram
+// already queued in one wake-up of the receiving goroutine. A wake-up (Go's
+// netpoller parking and unparking the goroutine, futex calls) costs several
+// µs, far more than reading and rejecting one datagram, so under a flood
+// the receiver pauses between drains and reads the datagrams that queued up
+// meanwhile in one go (Node, floodPause).
+type Drainer interface {
+	// Drain blocks until at least one datagram is queued, then calls fn
+	// for each of the queued datagrams it takes (msg is only valid during
+	// the call) and returns how many it handed over.
+	Drain(fn func(msg []byte, from netip.AddrPort)) (int, error)
+}
+
+// rcvBuf is the socket receive buffer asked for (SO_RCVBUFFORCE as root,
+// else SO_RCVBUF up to net.core.rmem_max): room for ≈ 1,000 datagrams, so
+// that a flood of 100,000 datagrams/s does not overflow it between two
+// drains 5 ms apart and push honest status messages out.
+const rcvBuf = 1 << 20
+
 // UDPTransport is a UDP socket bound to one interface that sends to a
 // broadcast or multicast destination on it.
 type UDPTransport struct {
@@ -42,6 +61,8 @@ type UDPTransport struct {
 	mu        sync.Mutex
 	dst       netip.AddrPort
 	refreshed time.Time
+
+	raw *rawSock // the detached socket (nil: conn, through Go's netpoller)
 }
 
 // refreshEvery is how often Send re-reads the interface's address even
@@ -61,11 +82,11 @@ func (u *UDPTransport) Send(msg []byte) error {
 		}
 	}
 	dst := u.Destination()
-	_, err := u.conn.WriteToUDPAddrPort(msg, dst)
+	err := u.sendTo(msg, dst)
 	if err != nil && u.refresh != nil {
 		if nd := u.refreshDst(); nd != dst {
 			dst = nd
-			_, err = u.conn.WriteToUDPAddrPort(msg, dst)
+			err = u.sendTo(msg, dst)
 		}
 	}
 	if err != nil {
@@ -76,7 +97,36 @@ func (u *UDPTransport) Send(msg []byte) error {
 
 // Receive implements Transport.
 func (u *UDPTransport) Receive(buf []byte) (int, netip.AddrPort, error) {
+	if u.raw != nil {
+		return u.raw.receive(buf)
+	}
 	return u.conn.ReadFromUDPAddrPort(buf)
+}
+
+// sendTo sends one datagram on whichever socket the transport has.
+func (u *UDPTransport) sendTo(msg []byte, dst netip.AddrPort) error {
+	if u.raw != nil {
+		return u.raw.sendTo(msg, dst)
+	}
+	_, err := u.conn.WriteToUDPAddrPort(msg, dst)
+	return err
+}
+
+// Drain implements Drainer. On a detached socket (ListenBroadcast4,
+// ListenMulticast6: see rawSock) it blocks in recvmmsg(2) and hands over up
+// to 64 datagrams per call; otherwise it reads one datagram through Go's
+// netpoller.
+func (u *UDPTransport) Drain(fn func(msg []byte, from netip.AddrPort)) (int, error) {
+	if u.raw != nil {
+		return u.raw.drain(fn)
+	}
+	var buf [MaxMessageSize + 1]byte
+	n, from, err := u.conn.ReadFromUDPAddrPort(buf[:])
+	if err != nil {
+		return 0, err
+	}
+	fn(buf[:n], from)
+	return 1, nil
 }
 
 func (u *UDPTransport) refreshDst() netip.AddrPort {
@@ -91,7 +141,12 @@ func (u *UDPTransport) refreshDst() netip.AddrPort {
 }
 
 // Close implements Transport.
-func (u *UDPTransport) Close() error { return u.conn.Close() }
+func (u *UDPTransport) Close() error {
+	if u.raw != nil {
+		return u.raw.close()
+	}
+	return u.conn.Close()
+}
 
 // Destination returns where Send sends.
 func (u *UDPTransport) Destination() netip.AddrPort {
@@ -101,7 +156,12 @@ func (u *UDPTransport) Destination() netip.AddrPort {
 }
 
 // LocalPort returns the bound UDP port.
-func (u *UDPTransport) LocalPort() int { return u.conn.LocalAddr().(*net.UDPAddr).Port }
+func (u *UDPTransport) LocalPort() int {
+	if u.raw != nil {
+		return u.raw.localPort()
+	}
+	return u.conn.LocalAddr().(*net.UDPAddr).Port
+}
 
 func (u *UDPTransport) String() string { return u.desc }
 
@@ -112,6 +172,11 @@ func control(iface string, broadcast bool) func(string, string, syscall.RawConn)
 			if serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); serr != nil {
 				serr = fmt.Errorf("SO_REUSEADDR: %w", serr)
 				return
+			}
+			// A larger receive buffer (best effort: the default stays if
+			// both fail).
+			if unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, rcvBuf) != nil {
+				_ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF, rcvBuf)
 			}
 			if broadcast {
 				if serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_BROADCAST, 1); serr != nil {
@@ -157,14 +222,18 @@ func ListenBroadcast4(iface string, port int) (*UDPTransport, error) {
 		return nil, fmt.Errorf("peer transport: listen udp4 port %d on %s: %w", port, iface, err)
 	}
 	dst := netip.AddrPortFrom(bcast, uint16(port))
-	conn := pc.(*net.UDPConn)
+	raw, err := detach(pc.(*net.UDPConn), 0)
+	if err != nil {
+		pc.Close()
+		return nil, fmt.Errorf("peer transport: %w", err)
+	}
 	// The refresh asks the socket itself (ioctl), so it reads the
 	// interface in the socket's network namespace whatever thread runs it.
 	refresh := func() (netip.AddrPort, error) {
-		b, err := socketBroadcastAddr(conn, iface)
+		b, err := socketBroadcastAddr(raw.fd, iface)
 		return netip.AddrPortFrom(b, uint16(port)), err
 	}
-	return &UDPTransport{conn: conn, dst: dst, refresh: refresh, refreshed: time.Now(), desc: fmt.Sprintf("udp4 broadcast %v on %s", dst, iface)}, nil
+	return &UDPTransport{raw: raw, dst: dst, refresh: refresh, refreshed: time.Now(), desc: fmt.Sprintf("udp4 broadcast %v on %s", dst, iface)}, nil
 }
 
 func broadcastAddr(ifi *net.Interface) (netip.Addr, error) {
@@ -195,33 +264,24 @@ func broadcastAddr(ifi *net.Interface) (netip.Addr, error) {
 }
 
 // socketBroadcastAddr returns the broadcast address of iface's primary IPv4
-// address, read with SIOCGIFADDR/SIOCGIFNETMASK on the socket's fd.
-func socketBroadcastAddr(conn *net.UDPConn, iface string) (netip.Addr, error) {
-	rc, err := conn.SyscallConn()
+// address, read with SIOCGIFADDR/SIOCGIFNETMASK on the socket fd.
+func socketBroadcastAddr(fd int, iface string) (netip.Addr, error) {
+	ifr, err := unix.NewIfreq(iface)
 	if err != nil {
-		return netip.Addr{}, err
+		return netip.Addr{}, fmt.Errorf("peer transport: %w", err)
 	}
-	var addr, mask []byte
-	var ierr error
-	err = rc.Control(func(fd uintptr) {
-		var ifr *unix.Ifreq
-		if ifr, ierr = unix.NewIfreq(iface); ierr != nil {
-			return
-		}
-		if ierr = unix.IoctlIfreq(int(fd), unix.SIOCGIFADDR, ifr); ierr != nil {
-			ierr = fmt.Errorf("address of %s: %w", iface, ierr)
-			return
-		}
-		if addr, ierr = ifr.Inet4Addr(); ierr != nil {
-			return
-		}
-		if ierr = unix.IoctlIfreq(int(fd), unix.SIOCGIFNETMASK, ifr); ierr != nil {
-			ierr = fmt.Errorf("netmask of %s: %w", iface, ierr)
-			return
-		}
-		mask, ierr = ifr.Inet4Addr()
-	})
-	if err = errors.Join(err, ierr); err != nil {
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFADDR, ifr); err != nil {
+		return netip.Addr{}, fmt.Errorf("peer transport: address of %s: %w", iface, err)
+	}
+	addr, err := ifr.Inet4Addr()
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("peer transport: %w", err)
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFNETMASK, ifr); err != nil {
+		return netip.Addr{}, fmt.Errorf("peer transport: netmask of %s: %w", iface, err)
+	}
+	mask, err := ifr.Inet4Addr()
+	if err != nil {
 		return netip.Addr{}, fmt.Errorf("peer transport: %w", err)
 	}
 	if ones, _ := net.IPMask(mask).Size(); ones >= 31 {
@@ -285,5 +345,10 @@ func ListenMulticast6(iface string, port int, group netip.Addr) (*UDPTransport, 
 		return nil, fmt.Errorf("peer transport: %w", err)
 	}
 	dst := netip.AddrPortFrom(group.WithZone(iface), uint16(port))
-	return &UDPTransport{conn: conn, dst: dst, desc: fmt.Sprintf("udp6 multicast %v", dst)}, nil
+	raw, err := detach(conn, uint32(ifi.Index))
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("peer transport: %w", err)
+	}
+	return &UDPTransport{raw: raw, dst: dst, desc: fmt.Sprintf("udp6 multicast %v", dst)}, nil
 }

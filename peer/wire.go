@@ -284,7 +284,7 @@ func (c *Codec) Decode(msg []byte) (Status, error) {
 	case len(msg) < 5:
 		return s, reject(Truncated, "%d bytes < %d", len(msg), MinMessageSize)
 	case !bytes.Equal(msg[:4], Magic[:]):
-		return s, reject(BadMagic, "%x", msg[:4])
+		return s, reject(BadMagic, "") // no detail: random datagrams are the common case
 	case msg[4] != Version:
 		return s, reject(BadVersion, "version %d, want %d", msg[4], Version)
 	case len(msg) < MinMessageSize:

@@ -72,6 +72,7 @@ restore everything.`,
 			return agent.Main(ctx, agent.Options{
 				Load: load, Reload: reload, LogOutput: cmd.ErrOrStderr(), Parts: agent.RealParts(),
 				Ready: func(agent.StatusInfo) { agent.SDNotify("READY=1") },
+				Step:  crashHook(os.Getenv(crashAtEnv)),
 			})
 		},
 	}
@@ -98,7 +99,7 @@ restore everything.`,
 	fl.Float64Var(&f.guardMaxCost, "guard-max-cost", 0, "throughput loss the guard accepts, fraction (default 0.05)")
 	fl.StringVar(&f.logFormat, "log-format", "", "log format: text or json (default text)")
 	fl.StringVar(&f.logLevel, "log-level", "", "log level: debug, info, warn, error (default info)")
-	cmd.AddCommand(newAgentStatusCmd(&f), newAgentConfigCmd(&f))
+	cmd.AddCommand(newAgentStatusCmd(&f), newAgentConfigCmd(&f), newAgentCleanupCmd(&f))
 	return cmd
 }
 
@@ -217,6 +218,54 @@ agent flags given: coopcc agent config --config f.toml --iface wlan0`,
 				return err
 			}
 			_, err = cmd.OutOrStdout().Write(b)
+			return err
+		},
+	}
+}
+
+// crashAtEnv names a start-up or shut-down step (agent.Step…, or the
+// datapath's dp-…) at which the agent SIGKILLs itself: the crash tests'
+// fault injection. Unset in production.
+const crashAtEnv = "COOPCC_TEST_CRASH_AT"
+
+// crashHook returns the step hook that kills the process at step at (nil
+// when at is empty).
+func crashHook(at string) func(string) {
+	if at == "" {
+		return nil
+	}
+	return func(step string) {
+		if step == at {
+			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {} // the signal is on its way
+		}
+	}
+}
+
+func newAgentCleanupCmd(f *agentFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "cleanup",
+		Short: "Restore this network namespace after an agent died (default congestion control, BPF objects, files) without starting one",
+		Long: `Undo what a dead agent left in this network namespace, from its state file
+<lock_dir>/state-<netns inode>.json: the namespace's default congestion control
+goes back to the original, sockets on the dead agent's congestion control move
+to plain cubic (which frees its BPF programs and maps), leftover sockops
+programs are detached, its files and the state file are removed. Refused while
+an agent runs in the namespace. A starting agent does the same by itself (and
+re-bounds the surviving flows instead of releasing them).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir := f.lockDir
+			if dir == "" && f.config != "" {
+				if c, err := agent.LoadFile(f.config); err == nil {
+					dir = c.Observe.LockDir
+				}
+			}
+			if dir == "" {
+				dir = agent.Defaults().Observe.LockDir
+			}
+			rep, err := agent.Cleanup(dir, agent.RealParts().Cleanup)
+			fmt.Fprint(cmd.OutOrStdout(), rep.String())
 			return err
 		},
 	}
