@@ -143,6 +143,10 @@ func openStructOps(opts Options) (d *Datapath, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// A dead instance's sockops programs (its receive side, docs/datapath.md).
+	if _, err := detachSockops(opts.AdoptPrograms); err != nil {
+		return nil, fmt.Errorf("detach a dead instance's sockops programs: %w", err)
+	}
 	opts.step(StepAdopted)
 
 	var switched SwitchResult
