@@ -33,13 +33,13 @@ const (
 
 // minstrelRate is one rate's statistics (Linux struct minstrel_rate).
 type minstrelRate struct {
-	att, succ     uint64   // current window
-	prob          float64  // EWMA of the success probability, 0..1
-	tp            float64  // prob / perfect time (per second)
-	perfect       des.Time // medium time of one successful attempt
-	retry         int      // attempts that fit the segment budget
-	adjRetry      int      // retry, halved (≤ 2) when prob < 10 % or > 95 %
-	sampleLimit   int      // -1 unlimited
+	att, succ   uint64   // current window
+	prob        float64  // EWMA of the success probability, 0..1
+	tp          float64  // prob / perfect time (per second)
+	perfect     des.Time // medium time of one successful attempt
+	retry       int      // attempts that fit the segment budget
+	adjRetry    int      // retry, halved (≤ 2) when prob < 10 % or > 95 %
+	sampleLimit int      // -1 unlimited
 }
 
 type stage struct{ idx, count int }
