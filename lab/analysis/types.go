@@ -176,6 +176,7 @@ type BoundEvent = schema.BoundEvent
 // Emu holds the emulator's output files.
 type Emu struct {
 	Stations []EmuStation // stations.csv (may be empty)
+	Rates    []EmuRate    // rates.csv (absent before rate control existed)
 	Queue    []QueueSample
 	Status   *EmuStatus // emu.json; nil when absent
 }
@@ -186,6 +187,14 @@ type EmuStation struct {
 	AirtimeS, AirtimeShare               float64
 	Attempts, Collisions, Retries, Drops uint64
 	TxFrames, TxBytes, RxFrames, RxBytes uint64
+}
+
+// EmuRate is one row of rates.csv: a node's unicast attempts at one PHY rate.
+type EmuRate struct {
+	Station, RateControl        string
+	RateMbps                    float64
+	Attempts, Successes, Frames uint64
+	AirtimeS                    float64
 }
 
 // QueueSample is one row of apqueue.csv.
