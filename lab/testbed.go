@@ -217,6 +217,7 @@ func (tb *Testbed) StartEmu(ctx context.Context, argv []string, logPath string, 
 	if err != nil {
 		return err
 	}
+	p.realtime = true
 	tb.emu = p
 	t := time.NewTimer(timeout)
 	defer t.Stop()
