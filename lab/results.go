@@ -99,6 +99,11 @@ type StationResult struct {
 	Mobility     string  `json:"mobility,omitempty"`
 	ExtraDelayMS float64 `json:"extra_delay_ms"`
 	Port         int     `json:"port"`
+	// RateControl, PER and Sysctl are the scenario's per-terminal settings
+	// (the sysctls as asked; the values read back are in run.json's sysctls).
+	RateControl string             `json:"rate_control,omitempty"`
+	PER         map[string]float64 `json:"per,omitempty"`
+	Sysctl      map[string]string  `json:"sysctl,omitempty"`
 	// LaunchedS and ExitedS are when the lab started the station's iperf3
 	// client and when it exited, in seconds after the traffic phase began.
 	// iperf3 counts its -t from its own test start, so a client whose

@@ -463,7 +463,8 @@ func newRunResult(r Run, cfg RunnerConfig) *RunResult {
 		}
 		res.Stations = append(res.Stations, StationResult{Name: st.Name, Group: st.Group, Managed: st.Agent, CCVia: via,
 			Agent: st.Agent, CC: st.CC, StartS: st.Start.Seconds(), StopS: st.Stop.Seconds(), PHYMbps: st.PHYMbps,
-			FER: st.FER, Mobility: st.Mobility, ExtraDelayMS: float64(st.ExtraDelay.D()) / 1e6, Port: r.Traffic.Port + i})
+			FER: st.FER, Mobility: st.Mobility, ExtraDelayMS: float64(st.ExtraDelay.D()) / 1e6, Port: r.Traffic.Port + i,
+			RateControl: st.RateControl, PER: st.PER, Sysctl: st.Sysctl})
 	}
 	return res
 }

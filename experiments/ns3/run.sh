@@ -3,22 +3,23 @@
 # 802.11g upload sweep: every rate manager, N = 1, 5, 10, 20. Output: ns3.csv
 # (manager,n,msdu_mbps,mean_phy_mbps,jain,seed). Then compare.py puts it next to the emulator.
 #
-# usage: run.sh [NS3_DIR] [SECONDS]
+# usage: [MANAGERS='arf minstrel'] [NS='1 5'] [NICE=10] run.sh [NS3_DIR] [SECONDS (default 5)]
 #   NS3_DIR: the wheel's ns3/ directory (with include/ and lib64/); default: the one pip
 #            installed for python3 (pip install ns3), found via `python3 -c 'import ns3'`.
 # Not run in CI. Takes a few minutes (N = 20 is the slow case).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 ns3=${1:-$(python3 -c 'import os, ns3; print(os.path.dirname(ns3.__file__))' 2>/dev/null || true)}
-secs=${2:-10}
+secs=${2:-5}
 [ -d "$ns3/include" ] && [ -d "$ns3/lib64" ] || { echo "no ns-3 include/lib64 under '$ns3' (pip install ns3, or pass the unpacked wheel's ns3/ directory)" >&2; exit 1; }
 libs=$(cd "$ns3/lib64" && ls | grep -E '^libns3\.[0-9.]+-(core|network|internet|wifi|applications|mobility|propagation|spectrum|antenna|energy|bridge|traffic-control|stats|point-to-point|config-store)\.so$' | sed 's/^lib/-l/; s/\.so$//')
 bin=${TMPDIR:-/tmp}/coopcc-ns3-sat
 g++ -std=c++20 -O1 -I "$ns3/include" "$here/sat.cc" -o "$bin" -L "$ns3/lib64" $libs -Wl,-rpath,"$ns3/lib64"
 out=$here/ns3.csv
-echo "manager,n,msdu_mbps,mean_phy_mbps,jain,seed" > "$out"
-for m in constant arf aarf minstrel; do
-  for n in 1 5 10 20; do
-    nice -n 19 "$bin" --manager=$m --n=$n --seconds="$secs" | tee -a "$out"
+[ -s "$out" ] || echo "manager,n,msdu_mbps,mean_phy_mbps,jain,seed" > "$out"
+for m in ${MANAGERS:-constant arf aarf minstrel}; do
+  for n in ${NS:-1 5 10 20}; do
+    grep -q "^$m,$n," "$out" && continue # already measured (delete ns3.csv to redo)
+    nice -n "${NICE:-10}" "$bin" --manager=$m --n=$n --seconds="$secs" | tee -a "$out"
   done
 done
