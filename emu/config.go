@@ -12,11 +12,14 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
 
 	"github.com/coopcc/coopcc/emu/phy"
+	"github.com/coopcc/coopcc/emu/ratectl"
 	"github.com/coopcc/coopcc/emu/wire"
 )
 
@@ -61,6 +64,9 @@ type APConfig struct {
 	CWMin int    `toml:"cwmin"`
 	CWMax int    `toml:"cwmax"`
 	MAC   string `toml:"mac"` // BSSID; informational
+	// RateControl is the AP's rate controller for its link to each station
+	// (one instance per station): constant (default), arf, aarf, minstrel.
+	RateControl string `toml:"rate_control"`
 }
 
 // WireConfig is the wired path between the AP and the server.
@@ -87,6 +93,32 @@ type Station struct {
 	// Mobility: a preset (walk, drive, parked) or a CSV file
 	// (time_s,rate_mbps,fer,associated) that overrides rate/FER/association over time.
 	Mobility string `toml:"mobility"`
+	// RateControl is the station's rate controller for its link to the AP:
+	// constant (default: every frame at rate_mbps), arf, aarf, minstrel
+	// (they choose among the preset's rates up to rate_mbps).
+	RateControl string `toml:"rate_control"`
+	// PER is a per-rate frame error rate of this station's link, both
+	// directions, on top of fer: keys are rates in Mbps ("54", "5.5").
+	PER map[string]float64 `toml:"per,omitempty"`
+}
+
+// PERTable parses the station's per-rate PER table (nil when empty).
+func (s Station) PERTable(p phy.Preset) (map[float64]float64, error) {
+	if len(s.PER) == 0 {
+		return nil, nil
+	}
+	out := make(map[float64]float64, len(s.PER))
+	for k, v := range s.PER {
+		r, err := strconv.ParseFloat(k, 64)
+		if err != nil || !slices.Contains(p.Rates, r) {
+			return nil, fmt.Errorf("station %s: per key %q is not a %s rate (%v)", s.Name, k, p.Name, p.Rates)
+		}
+		if v < 0 || v > 1 {
+			return nil, fmt.Errorf("station %s: per[%s] = %v outside 0..1", s.Name, k, v)
+		}
+		out[r] = v
+	}
+	return out, nil
 }
 
 // LoadConfig reads and checks a TOML config file.
@@ -164,6 +196,9 @@ func (c *Config) Normalize() error {
 			c.AP.CWMax = 7
 		}
 	}
+	if err := ratectl.CheckKind(c.AP.RateControl); err != nil {
+		return fmt.Errorf("ap.rate_control: %w", err)
+	}
 	if c.AP.AIFSN < 0 || c.AP.CWMin < 0 || c.AP.CWMax < c.AP.CWMin || c.AP.QueueFrames < 0 {
 		return fmt.Errorf("ap: need aifsn >= 0, 0 <= cwmin <= cwmax, queue_frames >= 0")
 	}
@@ -212,6 +247,16 @@ func (c *Config) Normalize() error {
 		}
 		if s.RateMbps < 0 || s.FER < 0 || s.FER > 1 || s.ExtraDelayMs < 0 || s.QueueFrames < 0 {
 			return fmt.Errorf("station %s: need rate_mbps >= 0, 0 <= fer <= 1, extra_delay_ms >= 0, queue_frames >= 0", s.Name)
+		}
+		if err := ratectl.CheckKind(s.RateControl); err != nil {
+			return fmt.Errorf("station %s rate_control: %w", s.Name, err)
+		}
+		p, _ := c.Preset()
+		if _, err := s.PERTable(p); err != nil {
+			return err
+		}
+		if s.RateMbps > 0 && s.RateControl != "" && s.RateControl != ratectl.KindConstant && s.RateMbps < p.Rates[0] {
+			return fmt.Errorf("station %s: rate_mbps %v is below every %s rate, nothing for rate control to choose", s.Name, s.RateMbps, p.Name)
 		}
 		if len(s.Iface) > 15 || strings.ContainsAny(s.Iface, " /") {
 			return fmt.Errorf("station %s: interface name %q invalid (at most 15 characters, no spaces or slashes)", s.Name, s.Iface)

@@ -8,6 +8,7 @@ import (
 	"github.com/coopcc/coopcc/emu/dcf"
 	"github.com/coopcc/coopcc/emu/des"
 	"github.com/coopcc/coopcc/emu/phy"
+	"github.com/coopcc/coopcc/emu/ratectl"
 	"github.com/coopcc/coopcc/emu/wire"
 )
 
@@ -89,7 +90,18 @@ func NewEngine(cfg Config, sim *des.Sim, staPorts []Port, srv Port) (*Engine, er
 	e.Med.AddNode(e.AP)
 	e.AssocDrops = make([]uint64, len(cfg.Stations))
 	for i, s := range cfg.Stations {
-		n := &dcf.Node{Name: s.Name, RateMbps: s.RateMbps, FER: s.FER, Associated: true, Access: acc, Q: dcf.NewFIFO(s.QueueFrames)}
+		per, err := s.PERTable(p)
+		if err != nil {
+			return nil, err
+		}
+		n := &dcf.Node{Name: s.Name, RateMbps: s.RateMbps, FER: s.FER, PER: per, Associated: true, Access: acc, Q: dcf.NewFIFO(s.QueueFrames)}
+		if kind := s.RateControl; kind != "" && kind != ratectl.KindConstant {
+			ctl, err := dcf.NewController(kind, p, acc, s.RateMbps, cfg.Seed^uint64(i+1)<<40)
+			if err != nil {
+				return nil, fmt.Errorf("station %s: %w", s.Name, err)
+			}
+			n.Ctl = func(int) ratectl.Controller { return ctl }
+		}
 		e.Med.AddNode(n)
 		e.Stas = append(e.Stas, n)
 		mac, _ := net.ParseMAC(s.MAC)
@@ -103,6 +115,23 @@ func NewEngine(cfg Config, sim *des.Sim, staPorts []Port, srv Port) (*Engine, er
 			}
 			e.schedTrace(i, tr)
 		}
+	}
+	if kind := cfg.AP.RateControl; kind != "" && kind != ratectl.KindConstant {
+		mk := func(to int) (ratectl.Controller, error) {
+			return dcf.NewController(kind, p, apAcc, e.Med.Nodes[to].RateMbps, cfg.Seed^uint64(to)<<48^0x4150)
+		}
+		for _, n := range e.Stas { // find configuration errors now
+			if _, err := mk(n.ID); err != nil {
+				return nil, fmt.Errorf("ap: %w", err)
+			}
+		}
+		e.AP.Ctl = dcf.PerReceiver(func(to int) ratectl.Controller {
+			if to < 1 || to >= len(e.Med.Nodes) {
+				return nil
+			}
+			c, _ := mk(to)
+			return c
+		})
 	}
 	e.Up = wire.New(sim, cfg.Wire.Up, rand.New(rand.NewPCG(cfg.Seed, 0x7570)), func(b []byte, _ int) {
 		e.UpBytes += uint64(len(b))

@@ -95,6 +95,7 @@ func (p *Process) Stop(timeout time.Duration) (Report, error) {
 		select {
 		case <-p.exited:
 		case <-time.After(timeout):
+			_ = DemoteProcess(p.Cmd.Process.Pid) // a starved SCHED_FIFO process cannot act on SIGKILL
 			_ = p.Cmd.Process.Kill()
 			<-p.exited
 			return Report{}, fmt.Errorf("emulator did not stop within %v after SIGTERM (killed): %s", timeout, p.Stderr())

@@ -363,3 +363,27 @@ func SetProcessFIFO(prio int) error {
 	}
 	return nil
 }
+
+// DemoteProcess moves every thread of process pid to ordinary scheduling
+// (SCHED_NORMAL). A SCHED_FIFO emulator whose threads are starved by another
+// real-time process of higher priority cannot even act on SIGKILL (seen on
+// the shared lab machine: killed emulators stayed runnable for minutes);
+// demoted, it exits at once. Threads that are gone are skipped.
+func DemoteProcess(pid int) error {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return fmt.Errorf("list threads of %d: %w", pid, err)
+	}
+	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_NORMAL}
+	var errs []error
+	for _, t := range tasks {
+		tid, err := strconv.Atoi(t.Name())
+		if err != nil {
+			continue
+		}
+		if err := unix.SchedSetAttr(tid, &attr, 0); err != nil && !errors.Is(err, unix.ESRCH) {
+			errs = append(errs, fmt.Errorf("thread %d: %w", tid, err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 
 	"github.com/coopcc/coopcc/emu/dcf"
 	"github.com/coopcc/coopcc/emu/des"
@@ -31,6 +32,22 @@ type Report struct {
 	DownDrops     uint64             `json:"iface_down_drops"` // frames for an interface that was down
 	// LateBy: events more than 100 µs late, by what the loop was doing before.
 	LateBy map[string]uint64 `json:"late_by,omitempty"`
+	// RateControl names each node's rate controller (stations by name, "ap").
+	RateControl map[string]string `json:"rate_control,omitempty"`
+	// MeanRateMbps is each node's mean PHY rate over its delivered unicast frames.
+	MeanRateMbps map[string]float64 `json:"mean_rate_mbps,omitempty"`
+}
+
+// RateControlOf is the controller kind of a node of the engine ("constant" when none).
+func (e *Engine) RateControlOf(n *dcf.Node) string {
+	kind := e.Cfg.AP.RateControl
+	if n != e.AP {
+		kind = e.Cfg.Stations[n.ID-1].RateControl
+	}
+	if kind == "" {
+		kind = "constant"
+	}
+	return kind
 }
 
 // NewReport judges a run: invalid when p99 lateness exceeds the threshold or
@@ -50,6 +67,11 @@ func NewReport(e *Engine, h *Histogram, overload uint64, dur des.Time) Report {
 		WireDownDrops: e.Down.Stats.QueueDrops + e.Down.Stats.LossDrops,
 		UnknownDrops:  e.UnknownDrops,
 		Valid:         true,
+	}
+	r.RateControl, r.MeanRateMbps = map[string]string{}, map[string]float64{}
+	for _, n := range e.Med.Nodes {
+		r.RateControl[n.Name] = e.RateControlOf(n)
+		r.MeanRateMbps[n.Name] = n.Stats.MeanRate()
 	}
 	if dur > 0 {
 		r.BusyFraction = float64(e.Med.BusyTime) / float64(dur)
@@ -90,6 +112,23 @@ func WriteStats(dir string, e *Engine, r Report) error {
 			row(n, e.AssocDrops[i])
 		}
 		row(e.AP, 0)
+	}); err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(dir, "rates.csv"), func(w *bufio.Writer) {
+		fmt.Fprintln(w, "station,rate_control,rate_mbps,attempts,successes,frames,airtime_s")
+		nodes := append(append([]*dcf.Node{}, e.Stas...), e.AP)
+		for _, n := range nodes {
+			rates := make([]float64, 0, len(n.Stats.ByRate))
+			for r := range n.Stats.ByRate {
+				rates = append(rates, r)
+			}
+			sort.Float64s(rates)
+			for _, r := range rates {
+				rs := n.Stats.ByRate[r]
+				fmt.Fprintf(w, "%s,%s,%g,%d,%d,%d,%.6f\n", n.Name, e.RateControlOf(n), r, rs.Attempts, rs.Successes, rs.Frames, float64(rs.Airtime)/1e9)
+			}
+		}
 	}); err != nil {
 		return err
 	}

@@ -27,7 +27,7 @@ func EmuConfig(r Run, tb *Testbed) emu.Config {
 		Seed:           seed.Sum64()&0xffffffffffff | 1,
 		RetryLimit:     r.WLAN.RetryLimit,
 		AMPDUMaxFrames: r.WLAN.AMPDUMax,
-		AP:             emu.APConfig{Queue: r.WLAN.APQueue, QueueFrames: r.WLAN.APQueueSize},
+		AP:             emu.APConfig{Queue: r.WLAN.APQueue, QueueFrames: r.WLAN.APQueueSize, RateControl: r.WLAN.RateControl},
 		Wire:           emu.WireConfig{Up: w, Down: w},
 		Server:         emu.Endpoint{Netns: tb.Server.Netns, Iface: tb.Server.Iface},
 	}
@@ -36,7 +36,8 @@ func EmuConfig(r Run, tb *Testbed) emu.Config {
 		cfg.Stations = append(cfg.Stations, emu.Station{Name: st.Name,
 			Endpoint: emu.Endpoint{Netns: nd.Netns, Iface: nd.Iface},
 			RateMbps: st.PHYMbps, FER: st.FER, ExtraDelayMs: oneWay(st.ExtraDelay),
-			QueueFrames: r.WLAN.StaQueueSize, Mobility: st.Mobility})
+			QueueFrames: r.WLAN.StaQueueSize, Mobility: st.Mobility,
+			RateControl: st.RateControl, PER: st.PER})
 	}
 	return cfg
 }

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 	"time"
@@ -46,6 +47,12 @@ type Station struct {
 	ExtraDelay Duration `json:"extra_delay"`
 	MaxMbps    float64  `json:"max_mbps,omitempty"` // throughput alone, from the group (0 = unknown)
 	Direction  string   `json:"direction"`          // up (the station sends) | down (the server sends)
+	// RateControl is the terminal's rate controller (empty: constant).
+	RateControl string `json:"rate_control,omitempty"`
+	// PER is the terminal link's per-rate frame error table.
+	PER map[string]float64 `json:"per,omitempty"`
+	// Sysctl is set in the terminal's namespace before traffic starts.
+	Sysctl map[string]string `json:"sysctl,omitempty"`
 }
 
 // Options changes how a scenario expands.
@@ -250,6 +257,7 @@ func (s *Scenario) buildRun(m Mode, b runBuild, params map[string]string, rep in
 		}
 		return d
 	}
+	var grp *Group // the group being added, nil for uniform terminals
 	add := func(group string, managed bool, phy, fer float64, mob string, start, end, extra Duration, cc string) {
 		k := len(r.Stations) + 1
 		if phy == 0 {
@@ -270,6 +278,25 @@ func (s *Scenario) buildRun(m Mode, b runBuild, params map[string]string, rep in
 		st := Station{Name: fmt.Sprintf("sta%d", k), Group: group, Managed: managed, PHYMbps: phy, FER: fer, Direction: s.Traffic.Direction,
 			Mobility: mob, Start: sc(start), Stop: sc(end),
 			ExtraDelay: extra + Duration(int64(k-1)*int64(s.Wired.ExtraDelayStep))}
+		st.RateControl, st.PER = r.WLAN.RateControl, t.PER
+		if t.RateControl != "" {
+			st.RateControl = t.RateControl
+		}
+		if len(t.Sysctl) > 0 {
+			st.Sysctl = maps.Clone(t.Sysctl)
+		}
+		if grp != nil {
+			if grp.RateControl != "" {
+				st.RateControl = grp.RateControl
+			}
+			if grp.PER != nil {
+				st.PER = grp.PER
+			}
+			if len(grp.Sysctl) > 0 && st.Sysctl == nil {
+				st.Sysctl = map[string]string{}
+			}
+			maps.Copy(st.Sysctl, grp.Sysctl)
+		}
 		switch m.Kind {
 		case KindKernel:
 			st.CC = m.CC
@@ -291,6 +318,7 @@ func (s *Scenario) buildRun(m Mode, b runBuild, params map[string]string, rep in
 				name = fmt.Sprintf("group%d", gi+1)
 			}
 			managed := g.Managed == nil || *g.Managed
+			grp = &t.Groups[gi]
 			for i := 0; i < g.Count; i++ {
 				start := g.Start + Duration(int64(i)*int64(g.Stagger))
 				add(name, managed, g.PHYMbps, g.FER, g.Mobility, start, stop(g.Stop), g.ExtraDelay, g.CC)

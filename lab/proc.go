@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/coopcc/coopcc/emu"
 )
 
 // proc is a child process the testbed started: in its own process group (a
@@ -22,6 +24,9 @@ type proc struct {
 	done chan struct{}
 	err  error
 	once sync.Once
+	// realtime marks a SCHED_FIFO process (the emulator): demoted to
+	// ordinary scheduling before SIGKILL.
+	realtime bool
 }
 
 // startProc starts argv with stdout and stderr going to the given writers
@@ -54,6 +59,11 @@ func (p *proc) stop(sig syscall.Signal, grace time.Duration) error {
 		select {
 		case <-p.done:
 		case <-time.After(grace):
+			if p.realtime {
+				// A SCHED_FIFO emulator starved by a higher-priority
+				// real-time process cannot act on SIGKILL: demote it first.
+				_ = emu.DemoteProcess(p.cmd.Process.Pid)
+			}
 			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 			<-p.done
 		}

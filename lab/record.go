@@ -49,7 +49,8 @@ func stationRecord(st Station, port int) schema.Station {
 	}
 	return schema.Station{Name: st.Name, Group: st.Group, Managed: st.Agent, CCVia: via,
 		Agent: st.Agent, CC: st.CC, StartS: st.Start.Seconds(), StopS: st.Stop.Seconds(), PHYMbps: st.PHYMbps,
-		FER: st.FER, Mobility: st.Mobility, ExtraDelayMS: float64(st.ExtraDelay.D()) / 1e6, Port: port, MaxMbps: st.MaxMbps, Direction: st.Direction}
+		FER: st.FER, Mobility: st.Mobility, ExtraDelayMS: float64(st.ExtraDelay.D()) / 1e6, Port: port, MaxMbps: st.MaxMbps, Direction: st.Direction,
+		RateControl: st.RateControl, PER: st.PER, Sysctl: st.Sysctl}
 }
 
 // wlanRecord is the scenario's medium in the record's terms.

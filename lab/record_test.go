@@ -20,7 +20,8 @@ func fullRun() schema.Run {
 	st := func(name, group string, managed bool, startS, stopS, phy float64) schema.Station {
 		return schema.Station{Name: name, Addr: "10.77.0.2", Group: group, Managed: managed, Agent: managed, CC: "cubic",
 			CCVia: "agent", StartS: startS, StopS: stopS, PHYMbps: phy, FER: 0.01, Mobility: "walk", ExtraDelayMS: 4,
-			Port: 5201, MaxMbps: 21.5, LaunchedS: startS + 0.1, ExitedS: stopS + 0.2}
+			Port: 5201, MaxMbps: 21.5, LaunchedS: startS + 0.1, ExitedS: stopS + 0.2, Direction: "up",
+			RateControl: "minstrel", PER: map[string]float64{"54": 0.1}, Sysctl: map[string]string{"net.ipv4.tcp_recovery": "0"}}
 	}
 	return schema.Run{Schema: schema.RunVersion, ID: "mode=coop,n=2,delay=256ms,rep=2", Mode: "coop", ModeKind: "policy",
 		Policy: "coop", N: 2, DelayMS: 256, Rep: 2, Params: map[string]string{"managed": "1"},

@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -307,6 +309,19 @@ func executeRun(ctx context.Context, r Run, cfg RunnerConfig) (res *schema.Run, 
 		}
 		_ = tb.SetSysctls(nd, [][2]string{{"net.ipv4.tcp_congestion_control", cc}})
 	}
+	// The scenario's per-terminal sysctls ([terminals] sysctl), before any
+	// traffic or agent starts; a key that cannot be set fails the run.
+	var extraSysctls []string
+	for i, st := range r.Stations {
+		for _, k := range slices.Sorted(maps.Keys(st.Sysctl)) {
+			if err := tb.SetSysctls(tb.Stations[i], [][2]string{{k, st.Sysctl[k]}}); err != nil {
+				return res, fmt.Errorf("%s: sysctl %s = %s: %w", st.Name, k, st.Sysctl[k], err)
+			}
+			if !slices.Contains(extraSysctls, k) && !slices.Contains(RecordedSysctls, k) {
+				extraSysctls = append(extraSysctls, k)
+			}
+		}
+	}
 
 	// Links.
 	switch cfg.Backend {
@@ -347,7 +362,7 @@ func executeRun(ctx context.Context, r Run, cfg RunnerConfig) (res *schema.Run, 
 			return res, err
 		}
 	}
-	res.Sysctls = tb.ReadSysctls()
+	res.Sysctls = tb.ReadSysctls(extraSysctls...)
 	for _, st := range r.Stations {
 		if cc := res.Sysctls[st.Name]["net.ipv4.tcp_congestion_control"]; st.Agent && !strings.HasPrefix(cc, "coopcc") {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: namespace default CC is %q after its agent started (the agent's datapath did not install a coopcc_ CC; its flows may not be bounded CUBIC)", st.Name, cc))

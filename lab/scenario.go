@@ -9,14 +9,20 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/coopcc/coopcc/emu/phy"
+	"github.com/coopcc/coopcc/emu/ratectl"
 )
 
 // Scenario is one experiment: a WLAN, a wired path, terminals, traffic, the
@@ -52,6 +58,40 @@ type WLAN struct {
 	FER          float64 `toml:"fer" json:"fer"`                       // frame error rate, all stations
 	RetryLimit   int     `toml:"retry_limit" json:"retry_limit"`       // 0 = preset's
 	AMPDUMax     int     `toml:"ampdu_max" json:"ampdu_max"`           // 802.11n/ac only; 0 = preset's
+	// RateControl is the AP's rate controller and the terminals' default:
+	// constant (default), arf, aarf, minstrel (docs/emulator.md).
+	RateControl string `toml:"rate_control" json:"rate_control,omitempty"`
+	// Profile fills unset keys from a named WLAN profile (WLANProfiles).
+	Profile string `toml:"profile" json:"profile,omitempty"`
+}
+
+// WLANProfile is a named set of [wlan] defaults standing for a testbed.
+type WLANProfile struct {
+	Description  string
+	RateControl  string
+	APQueueSize  int
+	StaQueueSize int
+}
+
+// WLANProfiles are the named profiles `[wlan] profile` accepts.
+//
+// testbed2012 [interpretation] stands for the papers' 2012-2016 testbed
+// (Nexus S phones with a BCM4329, a Planex MZK-MF300N AP; docs/collapse.md):
+//   - rate control ARF at the AP and the terminals. Both devices ran vendor
+//     rate control (the BCM4329 is a FullMAC chip whose firmware adapts the
+//     rate; the AP a vendor driver), not Linux's Minstrel, which only drives
+//     soft-MAC chips. Which algorithm those firmwares ran is not published;
+//     ARF is the scheme the literature of the period describes as the one
+//     commodity 802.11 hardware implements (Lacage et al., MSWiM 2004;
+//     Kim et al., CARA, INFOCOM 2006; Wong et al., RRAA, MobiCom 2006).
+//   - queues of 1000 frames at the AP and the terminals: Linux's default
+//     txqueuelen on Ethernet-like and Wi-Fi devices of that time (1000
+//     packets; Gettys & Nichols, "Bufferbloat: dark buffers in the
+//     Internet", ACM Queue 2011), which is what a Linux-based AP and the
+//     phones' wlan0 had in front of the driver.
+var WLANProfiles = map[string]WLANProfile{
+	"testbed2012": {Description: "the papers' 2012-era testbed [interpretation]: ARF at AP and terminals, 1000-frame queues",
+		RateControl: "arf", APQueueSize: 1000, StaQueueSize: 1000},
 }
 
 // Wired describes the pipe between the AP and the server.
@@ -77,7 +117,15 @@ type Terminals struct {
 	Stagger    Duration `toml:"stagger"` // terminal k starts at start + (k-1)×stagger
 	ExtraDelay Duration `toml:"extra_delay"`
 	CC         string   `toml:"cc"` // CC of unmanaged terminals in policy modes (default cubic)
-	Groups     []Group  `toml:"group"`
+	// RateControl overrides [wlan] rate_control for the terminals.
+	RateControl string `toml:"rate_control"`
+	// PER is a per-rate frame error table for every terminal's link
+	// ({ "54" = 0.1, "48" = 0.05 }), on top of fer.
+	PER map[string]float64 `toml:"per"`
+	// Sysctl is set in each terminal's namespace before traffic starts
+	// (net.* keys only).
+	Sysctl map[string]string `toml:"sysctl"`
+	Groups []Group           `toml:"group"`
 }
 
 // Group is a set of identical terminals.
@@ -99,6 +147,11 @@ type Group struct {
 	// Direction is the group's traffic direction, "up" or "down"; ""
 	// = traffic.direction. Groups of both kinds make a mixed run.
 	Direction string `toml:"direction"`
+	// RateControl, PER and Sysctl as in Terminals; a group's sysctls are
+	// added to (and override) the [terminals] ones.
+	RateControl string             `toml:"rate_control"`
+	PER         map[string]float64 `toml:"per"`
+	Sysctl      map[string]string  `toml:"sysctl"`
 }
 
 // Traffic describes the load every terminal offers.
@@ -220,6 +273,24 @@ func LoadFile(path string) (*Scenario, error) {
 // Source returns the TOML text the scenario was parsed from.
 func (s *Scenario) Source() []byte { return s.source }
 
+// CheckSysctl accepts a per-terminal sysctl: a net.* key (a namespace's
+// own sysctls; anything else would change the host) made of lower-case
+// letters, digits, '_', '-' and dots, and a one-line value.
+func CheckSysctl(key, value string) error {
+	if !strings.HasPrefix(key, "net.") || strings.Contains(key, "..") || strings.HasSuffix(key, ".") {
+		return fmt.Errorf("sysctl %q: only net.* keys can be set per terminal (they are per network namespace)", key)
+	}
+	for _, c := range key {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return fmt.Errorf("sysctl %q: invalid character %q", key, c)
+		}
+	}
+	if strings.TrimSpace(value) == "" || strings.ContainsAny(value, "\n\r") {
+		return fmt.Errorf("sysctl %s: value %q must be one non-empty line", key, value)
+	}
+	return nil
+}
+
 func (s *Scenario) applyDefaults() {
 	if s.Repetitions == 0 {
 		s.Repetitions = 1
@@ -229,6 +300,17 @@ func (s *Scenario) applyDefaults() {
 	}
 	if p, ok := phyPresets[s.WLAN.PHY]; ok && s.WLAN.DataMbps == 0 {
 		s.WLAN.DataMbps = p.data
+	}
+	if pr, ok := WLANProfiles[s.WLAN.Profile]; ok {
+		if s.WLAN.RateControl == "" {
+			s.WLAN.RateControl = pr.RateControl
+		}
+		if s.WLAN.APQueueSize == 0 {
+			s.WLAN.APQueueSize = pr.APQueueSize
+		}
+		if s.WLAN.StaQueueSize == 0 {
+			s.WLAN.StaQueueSize = pr.StaQueueSize
+		}
 	}
 	if s.WLAN.APQueue == "" {
 		s.WLAN.APQueue = DefaultAPQueue
@@ -342,6 +424,43 @@ func (s *Scenario) Validate() error {
 	checkFER("wlan.fer", s.WLAN.FER)
 	if s.WLAN.RetryLimit < 0 || s.WLAN.RetryLimit > 255 {
 		add("wlan.retry_limit %d: want 0..255 (0 = the preset's)", s.WLAN.RetryLimit)
+	}
+	if _, ok := WLANProfiles[s.WLAN.Profile]; s.WLAN.Profile != "" && !ok {
+		add("wlan.profile %q: want one of %s", s.WLAN.Profile, strings.Join(slices.Sorted(maps.Keys(WLANProfiles)), ", "))
+	}
+	checkRC := func(key, v string) {
+		if err := ratectl.CheckKind(v); err != nil {
+			add("%s: %v", key, err)
+		}
+	}
+	checkRC("wlan.rate_control", s.WLAN.RateControl)
+	emuPHY, _ := phy.Lookup(strings.TrimPrefix(s.WLAN.PHY, "802.11")) // the emulator's rate set
+	checkPER := func(key string, m map[string]float64) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			r, err := strconv.ParseFloat(k, 64)
+			if err != nil || !slices.Contains(emuPHY.Rates, r) {
+				add("%s key %q: not a %s rate of the emulator (want one of %v)", key, k, s.WLAN.PHY, emuPHY.Rates)
+			}
+			if v := m[k]; v < 0 || v > 1 {
+				add("%s[%q] = %v: want 0..1", key, k, v)
+			}
+		}
+	}
+	checkSysctl := func(key string, m map[string]string) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if err := CheckSysctl(k, m[k]); err != nil {
+				add("%s: %v", key, err)
+			}
+		}
+	}
+	checkRC("terminals.rate_control", s.Terminals.RateControl)
+	checkPER("terminals.per", s.Terminals.PER)
+	checkSysctl("terminals.sysctl", s.Terminals.Sysctl)
+	for i, g := range s.Terminals.Groups {
+		key := fmt.Sprintf("terminals.group[%d]", i)
+		checkRC(key+".rate_control", g.RateControl)
+		checkPER(key+".per", g.PER)
+		checkSysctl(key+".sysctl", g.Sysctl)
 	}
 	if s.WLAN.AMPDUMax < 0 || s.WLAN.AMPDUMax > 256 {
 		add("wlan.ampdu_max %d: want 0..256 (0 = the preset's)", s.WLAN.AMPDUMax)

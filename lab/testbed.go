@@ -103,11 +103,13 @@ func (tb *Testbed) Node(name string) (Node, bool) {
 // SetSysctls sets sysctls in one node's namespace.
 func (tb *Testbed) SetSysctls(nd Node, kv [][2]string) error { return setSysctls(nd.Netns, kv) }
 
-// ReadSysctls reads RecordedSysctls in every namespace, by node name.
-func (tb *Testbed) ReadSysctls() map[string]map[string]string {
+// ReadSysctls reads RecordedSysctls and the extra keys in every namespace,
+// by node name.
+func (tb *Testbed) ReadSysctls(extra ...string) map[string]map[string]string {
+	keys := append(append([]string{}, RecordedSysctls...), extra...)
 	out := map[string]map[string]string{}
 	for _, nd := range tb.Nodes() {
-		if m, err := readSysctls(nd.Netns, RecordedSysctls); err == nil {
+		if m, err := readSysctls(nd.Netns, keys); err == nil {
 			out[nd.Name] = m
 		}
 	}
@@ -215,6 +217,7 @@ func (tb *Testbed) StartEmu(ctx context.Context, argv []string, logPath string, 
 	if err != nil {
 		return err
 	}
+	p.realtime = true
 	tb.emu = p
 	t := time.NewTimer(timeout)
 	defer t.Stop()

@@ -87,6 +87,11 @@ type Station struct {
 	// Direction is the station's traffic: "up" (it sends) or "down" (the
 	// server sends to it); "" in records written before mixed runs.
 	Direction string `json:"direction,omitempty"`
+	// RateControl, PER and Sysctl are the scenario's per-terminal settings
+	// (the sysctls as asked; the values read back are in Run.Sysctls).
+	RateControl string             `json:"rate_control,omitempty"`
+	PER         map[string]float64 `json:"per,omitempty"`
+	Sysctl      map[string]string  `json:"sysctl,omitempty"`
 	// LaunchedS and ExitedS are when the lab started the station's iperf3
 	// client and when it exited, seconds after TrafficStart (0 = not
 	// recorded). iperf3 counts its -t from its own test start, so a client

@@ -19,6 +19,7 @@ import (
 
 	"github.com/coopcc/coopcc/emu/des"
 	"github.com/coopcc/coopcc/emu/phy"
+	"github.com/coopcc/coopcc/emu/ratectl"
 )
 
 // Broadcast is the receiver id of a group-addressed frame.
@@ -54,15 +55,44 @@ type Stats struct {
 	RxFrames    uint64   // frames received by this node
 	RxBytes     uint64
 	FrameErrors uint64 // frames lost to the frame error rate
+	// ByRate counts the node's unicast attempts per PHY rate (Mbps).
+	ByRate map[float64]*RateStats
+}
+
+// RateStats is one PHY rate's share of a node's unicast transmissions.
+type RateStats struct {
+	Attempts  uint64   // attempts at this rate
+	Successes uint64   // attempts acknowledged
+	Frames    uint64   // MSDUs delivered by those attempts
+	Airtime   des.Time // medium time of the attempts
+}
+
+func (s *Stats) rate(r float64) *RateStats {
+	if s.ByRate == nil {
+		s.ByRate = map[float64]*RateStats{}
+	}
+	rs := s.ByRate[r]
+	if rs == nil {
+		rs = &RateStats{}
+		s.ByRate[r] = rs
+	}
+	return rs
 }
 
 // Node is a station or the AP.
 type Node struct {
-	ID         int
-	Name       string
-	IsAP       bool
-	RateMbps   float64 // PHY rate of this node's link (stations); 0 = preset default
-	FER        float64 // frame error rate of this node's link, both directions
+	ID       int
+	Name     string
+	IsAP     bool
+	RateMbps float64 // PHY rate of this node's link (stations); 0 = preset default
+	FER      float64 // frame error rate of this node's link, both directions
+	// PER is the frame error rate of this node's link per PHY rate (Mbps),
+	// both directions, on top of FER (independent); nil = none.
+	PER map[float64]float64
+	// Ctl returns the rate controller of this node's link to receiver `to`;
+	// nil (or a nil result) keeps RateMbps and the retry limit: the
+	// emulator's constant-rate behaviour.
+	Ctl        func(to int) ratectl.Controller
 	Associated bool
 	Access     Access
 	Q          Queue
@@ -197,15 +227,20 @@ func (m *Medium) reschedule() {
 // link returns the rate and FER of the link between from and node to: a
 // link's parameters are those of its station end.
 func (m *Medium) link(from *Node, to int) (float64, float64) {
-	n := from
-	if from.IsAP && to >= 0 && to < len(m.Nodes) {
-		n = m.Nodes[to]
-	}
+	n := m.stationEnd(from, to)
 	r := n.RateMbps
 	if r <= 0 {
 		r = m.PHY.DataRateMbps
 	}
 	return r, n.FER
+}
+
+// stationEnd is the node whose link parameters apply between from and to.
+func (m *Medium) stationEnd(from *Node, to int) *Node {
+	if from.IsAP && to >= 0 && to < len(m.Nodes) {
+		return m.Nodes[to]
+	}
+	return from
 }
 
 func (m *Medium) mpdu(f *Frame) int { return m.PHY.MPDUBytes(f.MSDU) }
@@ -319,6 +354,16 @@ func (m *Medium) broadcast(n *Node, f *Frame, collision bool, out []delivery) []
 func (m *Medium) unicast(n *Node, frames []*Frame, collision bool) (des.Time, *delivery) {
 	to := frames[0].To
 	rate, fer := m.link(n, to)
+	var ctl ratectl.Controller
+	if n.Ctl != nil {
+		ctl = n.Ctl(to)
+	}
+	if ctl != nil {
+		rate = ctl.Rate(m.Sim.Now(), frames[0].attempts)
+	}
+	if per := m.stationEnd(n, to).PER[rate]; per > 0 {
+		fer = 1 - (1-fer)*(1-per)
+	}
 	sizes := make([]int, len(frames))
 	for i, f := range frames {
 		sizes[i] = m.mpdu(f)
@@ -345,10 +390,20 @@ func (m *Medium) unicast(n *Node, frames []*Frame, collision bool) (des.Time, *d
 		occ = m.PHY.FailTime(data)
 		n.cw = min(2*n.cw+1, n.Access.CWMax)
 	}
+	rs := n.Stats.rate(rate)
+	rs.Attempts++
+	rs.Airtime += occ
+	if len(ok) > 0 {
+		rs.Successes++
+		rs.Frames += uint64(len(ok))
+	}
+	if ctl != nil {
+		ctl.Report(m.Sim.Now()+occ, rate, len(ok) > 0)
+	}
 	n.pending = n.pending[:0]
 	for _, f := range failed {
 		f.attempts++
-		if f.attempts >= n.Access.RetryLimit {
+		if (ctl == nil && f.attempts >= n.Access.RetryLimit) || (ctl != nil && !ctl.Retry(f.attempts)) {
 			n.Stats.RetryDrops++
 			if m.Dropped != nil {
 				m.Dropped(n, f)

@@ -43,9 +43,10 @@ type Preset struct {
 	CWMin, CWMax int      // contention window bounds (slots, 2^k-1)
 	RetryLimit   int      // transmission attempts per frame before it is dropped (dot11ShortRetryLimit)
 
-	DataRateMbps      float64 // default station/AP data rate
-	ControlRateMbps   float64 // ACK and BlockAck rate
-	BroadcastRateMbps float64 // rate of group-addressed frames sent by the AP
+	DataRateMbps      float64   // default station/AP data rate
+	Rates             []float64 // the PHY's data rates, ascending (rate control chooses among them)
+	ControlRateMbps   float64   // ACK and BlockAck rate
+	BroadcastRateMbps float64   // rate of group-addressed frames sent by the AP
 
 	Preamble       des.Time // PLCP preamble + header of a data PPDU
 	LegacyPreamble des.Time // preamble + header of a control (ACK/BA) or broadcast PPDU
@@ -71,6 +72,7 @@ func Presets() map[string]Preset {
 		"b": {Name: "b", Description: "802.11b 11 Mbps, long preamble", Kind: DSSS,
 			Slot: 20 * us, SIFS: 10 * us, CWMin: 31, CWMax: 1023, RetryLimit: 7,
 			DataRateMbps: 11, ControlRateMbps: 2, BroadcastRateMbps: 1,
+			Rates:    []float64{1, 2, 5.5, 11}, // clauses 15/16: DSSS 1, 2; HR/DSSS CCK 5.5, 11
 			Preamble: 192 * us, LegacyPreamble: 192 * us, RxStartDelay: 192 * us, MACHeader: 24},
 		// 802.11g ERP-OFDM (DESIGN §4): slot 9 (short slot), SIFS 10, DIFS 28, CW 15..1023,
 		// 20 µs preamble+SIGNAL, 4 µs symbols, 6 µs signal extension, 54 data / 24 control.
@@ -78,6 +80,7 @@ func Presets() map[string]Preset {
 		"g": {Name: "g", Description: "802.11g ERP-OFDM 54 Mbps, short slot", Kind: OFDM,
 			Slot: 9 * us, SIFS: 10 * us, CWMin: 15, CWMax: 1023, RetryLimit: 7,
 			DataRateMbps: 54, ControlRateMbps: 24, BroadcastRateMbps: 6,
+			Rates:    []float64{6, 9, 12, 18, 24, 36, 48, 54}, // clause 18 ERP-OFDM (clause 17 rates); no DSSS rates
 			Preamble: 20 * us, LegacyPreamble: 20 * us, Symbol: 4 * us, SignalExt: 6 * us,
 			RxStartDelay: 25 * us, MACHeader: 24},
 		// 802.11n HT-mixed, 2.4 GHz, 20 MHz, 1 spatial stream, MCS 7, short GI = 72.2 Mbps.
@@ -86,6 +89,7 @@ func Presets() map[string]Preset {
 		"n": {Name: "n", Description: "802.11n 2.4 GHz 20 MHz 1SS MCS7 SGI (72.2 Mbps), A-MPDU", Kind: OFDM,
 			Slot: 9 * us, SIFS: 10 * us, CWMin: 15, CWMax: 1023, RetryLimit: 7,
 			DataRateMbps: 72.2, ControlRateMbps: 24, BroadcastRateMbps: 6,
+			Rates:    []float64{7.2, 14.4, 21.7, 28.9, 43.3, 57.8, 65, 72.2}, // HT MCS 0-7, 20 MHz, 1 SS, short GI (clause 19 MCS table)
 			Preamble: 36 * us, LegacyPreamble: 20 * us, Symbol: 3600, ShortGI: true, SignalExt: 6 * us,
 			RxStartDelay: 25 * us, MACHeader: 26,
 			AMPDU: true, AMPDUMaxFrames: 64, AMPDUMaxBytes: 65535, MaxPPDU: 5484 * us},
@@ -95,6 +99,7 @@ func Presets() map[string]Preset {
 		"ac": {Name: "ac", Description: "802.11ac 5 GHz 80 MHz 2SS MCS9 SGI (866.7 Mbps), A-MPDU", Kind: OFDM,
 			Slot: 9 * us, SIFS: 16 * us, CWMin: 15, CWMax: 1023, RetryLimit: 7,
 			DataRateMbps: 866.7, ControlRateMbps: 24, BroadcastRateMbps: 6,
+			Rates:    []float64{65, 130, 195, 260, 390, 520, 585, 650, 780, 866.7}, // VHT MCS 0-9, 80 MHz, 2 SS, short GI (clause 21 MCS tables)
 			Preamble: 44 * us, LegacyPreamble: 20 * us, Symbol: 3600, ShortGI: true,
 			RxStartDelay: 25 * us, MACHeader: 26,
 			AMPDU: true, AMPDUMaxFrames: 64, AMPDUMaxBytes: 1048575, MaxPPDU: 5484 * us},
@@ -240,6 +245,8 @@ func (p Preset) Validate() error {
 		return fmt.Errorf("phy %s: retry limit must be >= 1 (got %d)", p.Name, p.RetryLimit)
 	case p.DataRateMbps <= 0 || p.ControlRateMbps <= 0 || p.BroadcastRateMbps <= 0:
 		return fmt.Errorf("phy %s: rates must be positive", p.Name)
+	case len(p.Rates) == 0 || !sort.Float64sAreSorted(p.Rates) || p.Rates[0] <= 0:
+		return fmt.Errorf("phy %s: need a positive, ascending rate set", p.Name)
 	case p.Kind == OFDM && p.Symbol <= 0:
 		return fmt.Errorf("phy %s: OFDM needs a symbol time", p.Name)
 	case p.AMPDU && (p.AMPDUMaxFrames < 1 || p.AMPDUMaxBytes < 1):

@@ -61,3 +61,31 @@ func repeat(v, n int) []int {
 	}
 	return s
 }
+
+// Every OFDM rate of a preset must give a whole number of data bits per
+// symbol (N_DBPS) once rounded as ofdmTime does (the nominal HT/VHT rates
+// are rounded to 0.1 Mbps, so within 0.2 bit).
+func TestRateSetsHaveWholeNDBPS(t *testing.T) {
+	for name, p := range Presets() {
+		if err := p.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		if p.Rates[len(p.Rates)-1] != p.DataRateMbps {
+			t.Errorf("%s: top rate %v is not the default data rate %v", name, p.Rates[len(p.Rates)-1], p.DataRateMbps)
+		}
+		if p.Kind != OFDM {
+			continue
+		}
+		for _, r := range p.Rates {
+			x := r * float64(p.Symbol) / 1000
+			if d := x - float64(int(x+0.5)); d > 0.2 || d < -0.2 {
+				t.Errorf("%s: %v Mbps gives N_DBPS %.2f", name, r, x)
+			}
+		}
+	}
+	g, _ := Lookup("g")
+	// 6 Mbps: N_DBPS 24; 1536 B MPDU -> (16+12288+6)/24 = 513 symbols = 2052 µs + 20 + 6.
+	if d := g.DataTime(6, g.MPDUBytes(1500)); d != 2078*des.Microsecond {
+		t.Fatalf("6 Mbps data time %d ns, want 2078 µs", d)
+	}
+}

@@ -125,6 +125,7 @@ type BoundEvent = schema.BoundEvent
 // Emu holds the emulator's output files.
 type Emu struct {
 	Stations []EmuStation // stations.csv (may be empty)
+	Rates    []EmuRate    // rates.csv (absent before rate control existed)
 	Queue    []QueueSample
 	Status   *EmuStatus // emu.json; nil when absent
 }
@@ -139,6 +140,14 @@ type EmuStation struct {
 	// RetryDrops frames dropped after the MAC retry limit (0 when the
 	// emulator's stations.csv predates these columns).
 	QueueDrops, RetryDrops uint64
+}
+
+// EmuRate is one row of rates.csv: a node's unicast attempts at one PHY rate.
+type EmuRate struct {
+	Station, RateControl        string
+	RateMbps                    float64
+	Attempts, Successes, Frames uint64
+	AirtimeS                    float64
 }
 
 // QueueSample is one row of apqueue.csv.

@@ -113,6 +113,19 @@ func Write(res *results.Results, outDir string, opt Options) (*Report, error) {
 		return nil, err
 	}
 	rep.Files = append(rep.Files, "summary.txt", "summary.csv", "runs.csv")
+	if rows := rateRows(res.Runs); len(rows) > 0 {
+		var rt strings.Builder
+		if err := WriteRateTable(&rt, res.Runs); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(outDir, "rates.txt"), []byte(rt.String()), 0o644); err != nil {
+			return nil, fmt.Errorf("write rates.txt: %w", err)
+		}
+		if err := writeCSV(filepath.Join(outDir, "rates.csv"), ratesHeader, rows); err != nil {
+			return nil, err
+		}
+		rep.Files = append(rep.Files, "rates.txt", "rates.csv")
+	}
 
 	rep.HTMLPath = filepath.Join(outDir, "report.html")
 	if err := writeHTML(rep.HTMLPath, res, rep, txt.String()); err != nil {

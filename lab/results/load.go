@@ -216,6 +216,9 @@ func LoadRun(dir string) (analysis.Run, []string, error) {
 		if err := optional(filepath.Join(emuDir, "stations.csv"), ParseStationsCSV, &emu.Stations); err != nil {
 			return run, nil, err
 		}
+		if err := optional(filepath.Join(emuDir, "rates.csv"), ParseRatesCSV, &emu.Rates); err != nil {
+			return run, nil, err
+		}
 		if err := optional(filepath.Join(emuDir, "apqueue.csv"), ParseAPQueueCSV, &emu.Queue); err != nil {
 			return run, nil, err
 		}

@@ -296,6 +296,24 @@ func ParseStationsCSV(r io.Reader) ([]analysis.EmuStation, error) {
 	return out, nil
 }
 
+// ParseRatesCSV reads the emulator's rates.csv (per-rate histogram).
+func ParseRatesCSV(r io.Reader) ([]analysis.EmuRate, error) {
+	col, recs, err := csvTable(r, "station", "rate_mbps")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]analysis.EmuRate, 0, len(recs))
+	for i, rec := range recs {
+		p := rowParser{rec: rec, col: col, line: i + 2}
+		out = append(out, analysis.EmuRate{Station: p.str("station"), RateControl: p.str("rate_control"), RateMbps: p.float("rate_mbps"),
+			Attempts: p.u64("attempts"), Successes: p.u64("successes"), Frames: p.u64("frames"), AirtimeS: p.float("airtime_s")})
+		if p.err != nil {
+			return nil, p.err
+		}
+	}
+	return out, nil
+}
+
 // ParseAPQueueCSV reads the emulator's apqueue.csv.
 func ParseAPQueueCSV(r io.Reader) ([]analysis.QueueSample, error) {
 	col, recs, err := csvTable(r, "t_s", "frames")
