@@ -47,6 +47,8 @@ type RealTime struct {
 	RTErr string
 	// SpinNow is the current adaptive spin (read after Run).
 	SpinNow time.Duration
+	// CPU is the loop thread's CPU time during Run (read after Run).
+	CPU time.Duration
 
 	// Writes: frames for the TAPs are written between events, when the next
 	// event is far enough away (a TAP write runs the receiving namespace's
@@ -58,10 +60,24 @@ type RealTime struct {
 	WriteErrors   uint64   // writes refused for lack of room (overload)
 	DownDrops     uint64   // writes to an interface that is down
 
+	// Writers, when set, perform the TAP writes on their own threads (the
+	// threaded engine): the loop only queues frames and wakes the writers
+	// after each batch of due events. Nil = the inline engine (DeferredPort
+	// writes between events on this thread).
+	Writers *Writers
+	// WriteHist is the inline engine's delivery lateness: write start −
+	// the frame's scheduled time (the threaded engine's is in Writers).
+	WriteHist Histogram
+
 	// LateBy counts events more than 100 µs late by what the loop did before
 	// the first of a run of late events: 0 handling events, 1 writing,
 	// 2 sleeping, 3 spinning, 4 reading.
 	LateBy [5]uint64
+	// PhaseTime is the wall time the loop spent in each of the same phases
+	// (waking the writer threads counts as writing); Reads and Writes count
+	// the TAP frames it read and (inline engine) wrote.
+	PhaseTime     [5]time.Duration
+	Reads, Writes uint64
 
 	stop   atomic.Bool
 	stopFd int
@@ -105,6 +121,8 @@ func (rt *RealTime) flush(maxDelay des.Time) {
 			break
 		}
 		w := rt.pending[i]
+		rt.WriteHist.Add(now - w.at)
+		rt.Writes++
 		if _, err := unix.Write(w.fd, w.b); err != nil {
 			if errors.Is(err, unix.EIO) {
 				rt.DownDrops++ // the interface is down: not the emulator's overload
@@ -142,9 +160,24 @@ func (rt *RealTime) Run(end des.Time) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+	cpu0 := threadCPU()
+	defer func() { rt.CPU = threadCPU() - cpu0 }()
+	if rt.Writers != nil {
+		// A P for the loop, one per writer thread and two for the rest, so
+		// that a thread coming back from a syscall never waits for a P
+		// (GOMAXPROCS counts Ps, not cores).
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0), rt.Writers.Len()+3)))
+	}
 	if rt.Priority > 0 {
 		if err := SetProcessFIFO(rt.Priority); err != nil {
 			rt.RTErr = err.Error()
+		} else if rt.Writers != nil {
+			// Above the writer threads: their TAP writes run the receiving
+			// namespaces' stacks and must never delay an event.
+			attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: uint32(rt.Priority + 1)}
+			if err := unix.SchedSetAttr(0, &attr, 0); err != nil {
+				rt.RTErr = fmt.Sprintf("loop SCHED_FIFO %d: %v", rt.Priority+1, err)
+			}
 		}
 		defer SetProcessFIFO(0) // hand the threads back as ordinary ones
 	}
@@ -169,6 +202,7 @@ func (rt *RealTime) Run(end des.Time) error {
 	for !rt.stop.Load() {
 		// Handle everything that is due.
 		now := rt.now()
+		t0 := now
 		for {
 			next, ok := rt.Sim.Next()
 			if !ok || next > now {
@@ -188,13 +222,21 @@ func (rt *RealTime) Run(end des.Time) error {
 			}
 			now = rt.now()
 		}
+		rt.PhaseTime[0] += time.Duration(now - t0)
+		if rt.Writers != nil {
+			rt.Writers.Kick()
+			rt.PhaseTime[1] += time.Duration(rt.now() - now)
+			now = rt.now()
+		}
 		if end > 0 && now > end {
 			return nil
 		}
 		if len(rt.pending) > 0 {
 			phase = 1
 			rt.flush(maxDelay)
-			now = rt.now()
+			t := rt.now()
+			rt.PhaseTime[1] += time.Duration(t - now)
+			now = t
 			if n, ok := rt.Sim.Next(); ok && n <= now {
 				continue
 			}
@@ -208,6 +250,7 @@ func (rt *RealTime) Run(end des.Time) error {
 			phase = 3
 			for rt.now() < next {
 			}
+			rt.PhaseTime[3] += time.Duration(rt.now() - now)
 			continue
 		}
 		var ts *unix.Timespec
@@ -225,11 +268,13 @@ func (rt *RealTime) Run(end des.Time) error {
 		for i := range pfds {
 			pfds[i].Revents = 0
 		}
-		t0 := rt.now()
+		t0 = rt.now()
 		phase = 2
 		n, err := unix.Ppoll(pfds, ts, nil)
+		t1 := rt.now()
+		rt.PhaseTime[2] += time.Duration(t1 - t0)
 		if n == 0 && ts != nil {
-			over[nover] = rt.now() - t0 - (wait - spin)
+			over[nover] = t1 - t0 - (wait - spin)
 			if nover++; nover == len(over) {
 				nover = 0
 				spin = min(max(adaptSpin(over[:]), minSpin), maxSpin)
@@ -245,7 +290,10 @@ func (rt *RealTime) Run(end des.Time) error {
 		for i, s := range rt.Sources {
 			if pfds[i+1].Revents&(unix.POLLIN|unix.POLLERR|unix.POLLHUP) != 0 {
 				phase = 4
-				if err := rt.drain(s); err != nil {
+				t := rt.now()
+				err := rt.drain(s)
+				rt.PhaseTime[4] += time.Duration(rt.now() - t)
+				if err != nil {
 					return err
 				}
 			}
@@ -271,6 +319,7 @@ func (rt *RealTime) drain(s Source) error {
 		if n <= 0 {
 			return nil
 		}
+		rt.Reads++
 		b := make([]byte, n)
 		copy(b, rt.buf[:n])
 		t := rt.now()
@@ -279,19 +328,31 @@ func (rt *RealTime) drain(s Source) error {
 		}
 		rt.Sim.Advance(t)
 		s.Handle(b)
+		if rt.Writers != nil {
+			rt.Writers.Kick()
+		}
 	}
 	return nil
 }
 
-// Histogram counts lateness in 1 µs buckets up to 100 ms, with an exact max.
+// Histogram counts lateness in 1 µs buckets up to limitUs (default 100 ms;
+// longer samples count in the last bucket), with an exact max. The buckets
+// are allocated on the first sample.
 type Histogram struct {
-	buckets [100001]uint64
+	buckets []uint64
+	limitUs int
 	n       uint64
 	max     des.Time
 }
 
 // Add records one lateness sample (negative counts as 0).
 func (h *Histogram) Add(d des.Time) {
+	if h.buckets == nil {
+		if h.limitUs <= 0 {
+			h.limitUs = 100000
+		}
+		h.buckets = make([]uint64, h.limitUs+1)
+	}
 	if d < 0 {
 		d = 0
 	}
@@ -304,6 +365,22 @@ func (h *Histogram) Add(d des.Time) {
 	}
 	h.buckets[us]++
 	h.n++
+}
+
+// Merge adds o's samples to h (bucket by bucket, up to h's limit).
+func (h *Histogram) Merge(o *Histogram) {
+	if o.n == 0 {
+		return
+	}
+	for i, c := range o.buckets {
+		if c == 0 {
+			continue
+		}
+		h.Add(des.Time(i) * des.Microsecond)
+		h.buckets[min(i, len(h.buckets)-1)] += c - 1
+		h.n += c - 1
+	}
+	h.max = max(h.max, o.max)
 }
 
 // Count is the number of samples.
