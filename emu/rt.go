@@ -171,9 +171,9 @@ func (rt *RealTime) Run(end des.Time) error {
 	if rt.Priority > 0 {
 		if err := SetProcessFIFO(rt.Priority); err != nil {
 			rt.RTErr = err.Error()
-		} else if rt.Writers != nil {
-			// Above the writer threads: their TAP writes run the receiving
-			// namespaces' stacks and must never delay an event.
+		} else {
+			// Above the Go runtime's other threads; the writer threads run
+			// at this priority too and yield after every write.
 			attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: uint32(rt.Priority + 1)}
 			if err := unix.SchedSetAttr(0, &attr, 0); err != nil {
 				rt.RTErr = fmt.Sprintf("loop SCHED_FIFO %d: %v", rt.Priority+1, err)
@@ -184,6 +184,9 @@ func (rt *RealTime) Run(end des.Time) error {
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	if rt.Start.IsZero() {
 		rt.Start = time.Now()
+	}
+	if rt.Writers != nil {
+		rt.Writers.begin(rt.Start)
 	}
 	pfds := make([]unix.PollFd, 0, len(rt.Sources)+1)
 	pfds = append(pfds, unix.PollFd{Fd: int32(rt.stopFd), Events: unix.POLLIN})

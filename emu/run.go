@@ -108,7 +108,7 @@ func openTapEngine(cfg Config, o EngineOptions) (*tapEngine, error) {
 			n = runtime.NumCPU()
 		}
 		n = min(n, len(te.sta)+1)
-		if te.w, err = NewWriters(n, time.Time{}, rt.Priority); err != nil {
+		if te.w, err = NewWriters(n, rt.Priority+1); err != nil {
 			te.close()
 			return nil, err
 		}
@@ -202,9 +202,6 @@ func (te *tapEngine) run(ctx context.Context, end des.Time) error {
 		}
 	}()
 	te.rt.Start = time.Now()
-	if te.w != nil {
-		te.w.start = te.rt.Start
-	}
 	err := te.rt.Run(end)
 	close(done)
 	<-noted

@@ -93,14 +93,15 @@ type Writers struct {
 	setupErr error
 }
 
-// NewWriters starts n writer threads (n >= 1). Lateness is measured against
-// start, the wall time of simulation time 0. priority > 0 runs them
-// SCHED_FIFO at that priority.
-func NewWriters(n int, start time.Time, priority int) (*Writers, error) {
+// NewWriters prepares n writer threads (n >= 1), started by begin.
+// priority > 0 runs them SCHED_FIFO at that priority. Each writer yields the
+// CPU (sched_yield) after every write, so a timing thread at the same
+// priority that shares its CPU waits for at most one write.
+func NewWriters(n int, priority int) (*Writers, error) {
 	if n < 1 {
 		n = 1
 	}
-	p := &Writers{start: start, priority: priority}
+	p := &Writers{priority: priority}
 	for i := 0; i < n; i++ {
 		fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
 		if err != nil {
@@ -111,11 +112,18 @@ func NewWriters(n int, start time.Time, priority int) (*Writers, error) {
 		w.hist.limitUs = 10000
 		p.ws = append(p.ws, w)
 	}
+	return p, nil
+}
+
+// begin starts the writer threads; start is the wall time of simulation
+// time 0. RealTime.Run calls it once the process's scheduling is set, so the
+// writers' own priority is not overwritten.
+func (p *Writers) begin(start time.Time) {
+	p.start = start
 	for _, w := range p.ws {
 		p.wg.Add(1)
 		go p.loop(w)
 	}
-	return p, nil
 }
 
 // Len is the number of writer threads.
@@ -211,6 +219,7 @@ func (p *Writers) drain(w *writer) {
 			continue
 		}
 		w.written++
+		unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) // never fails
 	}
 }
 

@@ -149,8 +149,8 @@ func newEmuBenchCmd() *cobra.Command {
 					}
 					fmt.Fprintf(out, "| %s | %s | %d | %d | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %v | %.2f | %.2f | %.2f | %.2f | %s |\n", engine, o.PHY, o.Stations, o.Frame,
 						r.OfferedPPS, r.Delivered, r.EventsPerSec, r.P50, r.P99, r.MaxUs, r.DeliveryP99, r.Valid, r.CPU, r.LoopCPU, r.WriterCPU, r.HelperCPU, verdict)
-					fmt.Fprintf(cmd.ErrOrStderr(), "loop time: handling %.1f%% writing %.1f%% sleeping %.1f%% spinning %.1f%% reading %.1f%%; %.1f µs per read, %.1f µs per inline write; late_by %v; %s\n",
-						100*r.Phase[0], 100*r.Phase[1], 100*r.Phase[2], 100*r.Phase[3], 100*r.Phase[4], r.ReadUs, r.WriteUs, r.Report.LateBy, r.Report.Reason)
+					fmt.Fprintf(cmd.ErrOrStderr(), "delivery p50 %.0f µs max %.0f µs; loop time: handling %.1f%% writing %.1f%% sleeping %.1f%% spinning %.1f%% reading %.1f%%; %.1f µs per read, %.1f µs per inline write; late_by %v; %s\n",
+						r.Report.DeliveryUs["p50"], r.Report.DeliveryUs["max"], 100*r.Phase[0], 100*r.Phase[1], 100*r.Phase[2], 100*r.Phase[3], 100*r.Phase[4], r.ReadUs, r.WriteUs, r.Report.LateBy, r.Report.Reason)
 					continue
 				}
 				fmt.Fprintf(out, "| %s | %d | %d | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %v | %.0f%% | %.0f |\n", o.PHY, o.Stations, o.Frame, r.OfferedPPS, r.Delivered, r.EventsPerSec, r.P50, r.P99, r.MaxUs, r.Valid, 100*r.CPU, float64(r.Spin)/1e3)
