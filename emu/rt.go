@@ -211,7 +211,7 @@ func (rt *RealTime) Run(end des.Time) error {
 			if !ok || next > now {
 				break
 			}
-			if end > 0 && next > end {
+			if end > 0 && (next > end || now > end) { // bounded in wall time even when behind
 				return nil
 			}
 			late := now-next > 100*des.Microsecond

@@ -19,7 +19,7 @@ type EngineOptions struct {
 	// events. The default (false) is the threaded engine: the timing thread
 	// only schedules and reads; writer threads do the TAP writes.
 	Inline bool
-	// Writers is the number of writer threads (0 = one per CPU, at most one
+	// Writers is the number of writer threads (0 = one per CPU but one, at most one
 	// per TAP).
 	Writers int
 }
@@ -105,7 +105,7 @@ func openTapEngine(cfg Config, o EngineOptions) (*tapEngine, error) {
 	if !o.Inline {
 		n := o.Writers
 		if n <= 0 {
-			n = runtime.NumCPU()
+			n = max(runtime.NumCPU()-1, 1) // leave a core to the senders
 		}
 		n = min(n, len(te.sta)+1)
 		if te.w, err = NewWriters(n, rt.Priority+1); err != nil {

@@ -24,8 +24,8 @@ import (
 // injected from a helper thread through AF_PACKET on the TAPs (as a sender's
 // stack would transmit them), addressed so that the emulator's write into
 // the destination TAP delivers them, through the kernel's IPv4 and UDP
-// input, to a sink socket drained by another helper thread. The helpers run
-// at ordinary priority like real senders and receivers.
+// input, to a sink socket drained by another helper thread (helperThread
+// gives their scheduling).
 const (
 	benchSinkIP   = "10.77.255.1"
 	benchSinkPort = 9
@@ -93,11 +93,16 @@ func threadCPU() time.Duration {
 	return time.Duration(ts.Nano())
 }
 
-// ordinaryThread locks the goroutine to its thread and gives the thread
-// ordinary scheduling (the process may be SCHED_FIFO).
-func ordinaryThread() {
+// helperThread locks the goroutine to its thread and gives the thread
+// ordinary scheduling, like real senders and receivers (fifo: SCHED_FIFO 1,
+// below the emulator; not used by the benchmark, as on a shared machine it
+// starves everybody else's ordinary processes).
+func helperThread(fifo bool) {
 	runtime.LockOSThread()
 	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_NORMAL}
+	if fifo {
+		attr = unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: 1}
+	}
 	_ = unix.SchedSetAttr(0, &attr, 0)
 }
 
@@ -137,9 +142,9 @@ func openSink(ns string) (*benchSink, error) {
 }
 
 // drain receives until stop is set (in a goroutine).
-func (s *benchSink) drain(stop *atomic.Bool) {
+func (s *benchSink) drain(stop *atomic.Bool, fifo bool) {
 	defer close(s.done)
-	ordinaryThread()
+	helperThread(fifo)
 	defer runtime.UnlockOSThread()
 	c0 := threadCPU()
 	buf := make([]byte, 65536)
@@ -204,9 +209,9 @@ func newInjector(ns string, cfg Config, frame int) (*benchInjector, error) {
 }
 
 // run sends frames at pps (half up, half down) until stop (in a goroutine).
-func (in *benchInjector) run(pps float64, seed uint64, stop *atomic.Bool) {
+func (in *benchInjector) run(pps float64, seed uint64, stop *atomic.Bool, fifo bool) {
 	defer close(in.done)
-	ordinaryThread()
+	helperThread(fifo)
 	defer runtime.UnlockOSThread()
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
 	c0 := threadCPU()
@@ -273,8 +278,8 @@ func tapBench(o BenchOptions) (BenchResult, error) {
 	go func() { // the helpers start once the loop has made the process SCHED_FIFO
 		defer wg.Done()
 		time.Sleep(50 * time.Millisecond)
-		go sink.drain(&stop)
-		in.run(o.PPS, o.Seed, &stop)
+		go sink.drain(&stop, false)
+		in.run(o.PPS, o.Seed, &stop, false)
 	}()
 	go func() { time.Sleep(o.Duration + 50*time.Millisecond); stop.Store(true) }()
 	var ru0, ru1 unix.Rusage
@@ -357,7 +362,7 @@ func TapLoop(frame int, d time.Duration, priority int) (TapLoopResult, error) {
 	}
 	defer unix.Close(sink.fd)
 	var stop atomic.Bool
-	go sink.drain(&stop)
+	go sink.drain(&stop, false)
 	defer func() { stop.Store(true); <-sink.done }()
 
 	runtime.LockOSThread()

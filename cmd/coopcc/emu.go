@@ -167,7 +167,7 @@ func newEmuBenchCmd() *cobra.Command {
 	c.Flags().Uint64Var(&o.Seed, "seed", 1, "random seed")
 	c.Flags().BoolVar(&o.TAP, "tap", false, "through TAP devices in a scratch namespace (root): AF_PACKET injection, UDP sink")
 	c.Flags().StringVar(&engine, "engine", "threaded", "with --tap: threaded (writer threads) or inline (writes on the timing thread)")
-	c.Flags().IntVar(&o.Writers, "writers", 0, "with --tap: writer threads (0 = one per CPU)")
+	c.Flags().IntVar(&o.Writers, "writers", 0, "with --tap: writer threads (0 = one per CPU but one)")
 	c.Flags().BoolVar(&loop, "tap-loop", false, "measure the one-core limit of TAP I/O alone: inject, read, write on one thread for --duration (root)")
 	return c
 }
