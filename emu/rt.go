@@ -65,6 +65,10 @@ type RealTime struct {
 	// after each batch of due events. Nil = the inline engine (DeferredPort
 	// writes between events on this thread).
 	Writers *Writers
+	// ArrivalHist is how much later than its arrival stamp each frame read
+	// from a TAP entered the simulation (0 unless an event after the arrival
+	// had already been handled).
+	ArrivalHist Histogram
 	// WriteHist is the inline engine's delivery lateness: write start −
 	// the frame's scheduled time (the threaded engine's is in Writers).
 	WriteHist Histogram
@@ -79,9 +83,10 @@ type RealTime struct {
 	PhaseTime     [5]time.Duration
 	Reads, Writes uint64
 
-	stop   atomic.Bool
-	stopFd int
-	buf    []byte
+	stop     atomic.Bool
+	sleeping atomic.Bool // threaded: the loop is (about to be) in ppoll
+	stopFd   int         // eventfd: Stop, and (threaded) input frames waiting
+	buf      []byte
 }
 
 // NewRealTime prepares a driver; call Run on the goroutine that should own the loop.
@@ -185,13 +190,22 @@ func (rt *RealTime) Run(end des.Time) error {
 	if rt.Start.IsZero() {
 		rt.Start = time.Now()
 	}
-	if rt.Writers != nil {
-		rt.Writers.begin(rt.Start)
-	}
 	pfds := make([]unix.PollFd, 0, len(rt.Sources)+1)
 	pfds = append(pfds, unix.PollFd{Fd: int32(rt.stopFd), Events: unix.POLLIN})
-	for _, s := range rt.Sources {
-		pfds = append(pfds, unix.PollFd{Fd: int32(s.FD), Events: unix.POLLIN})
+	threaded := rt.Writers != nil && rt.Writers.Reads // the I/O threads read the sources and wake the loop through stopFd
+	if rt.Writers != nil {
+		var srcs []Source
+		if threaded {
+			srcs = rt.Sources
+		}
+		if err := rt.Writers.begin(rt.Start, srcs, rt.wake); err != nil {
+			return err
+		}
+	}
+	if !threaded {
+		for _, s := range rt.Sources {
+			pfds = append(pfds, unix.PollFd{Fd: int32(s.FD), Events: unix.POLLIN})
+		}
 	}
 	spin := des.Time(rt.Spin)
 	maxDelay := des.Time(rt.MaxWriteDelay)
@@ -208,6 +222,15 @@ func (rt *RealTime) Run(end des.Time) error {
 		t0 := now
 		for {
 			next, ok := rt.Sim.Next()
+			if threaded {
+				// Frames the I/O threads read enter at their arrival time,
+				// after every event up to it.
+				if w, f := rt.Writers.nextIn(); f != nil && (!ok || f.at < next) {
+					rt.inject(w)
+					now = rt.now()
+					continue
+				}
+			}
 			if !ok || next > now {
 				break
 			}
@@ -252,6 +275,9 @@ func (rt *RealTime) Run(end des.Time) error {
 		if ok && wait <= spin {
 			phase = 3
 			for rt.now() < next {
+				if threaded && rt.Writers.hasIn() {
+					break
+				}
 			}
 			rt.PhaseTime[3] += time.Duration(rt.now() - now)
 			continue
@@ -271,10 +297,24 @@ func (rt *RealTime) Run(end des.Time) error {
 		for i := range pfds {
 			pfds[i].Revents = 0
 		}
+		if threaded {
+			rt.sleeping.Store(true)
+			if rt.Writers.hasIn() {
+				rt.sleeping.Store(false)
+				continue
+			}
+		}
 		t0 = rt.now()
 		phase = 2
 		n, err := unix.Ppoll(pfds, ts, nil)
 		t1 := rt.now()
+		if threaded {
+			rt.sleeping.Store(false)
+			if n > 0 && pfds[0].Revents&unix.POLLIN != 0 {
+				var b [8]byte
+				_, _ = unix.Read(rt.stopFd, b[:]) // reset the wakeup
+			}
+		}
 		rt.PhaseTime[2] += time.Duration(t1 - t0)
 		if n == 0 && ts != nil {
 			over[nover] = t1 - t0 - (wait - spin)
@@ -287,7 +327,7 @@ func (rt *RealTime) Run(end des.Time) error {
 		if err != nil && !errors.Is(err, unix.EINTR) {
 			return fmt.Errorf("ppoll: %w", err)
 		}
-		if n <= 0 {
+		if n <= 0 || threaded {
 			continue
 		}
 		for i, s := range rt.Sources {
@@ -303,6 +343,29 @@ func (rt *RealTime) Run(end des.Time) error {
 		}
 	}
 	return nil
+}
+
+// wake makes a sleeping loop return from ppoll (I/O threads, after queueing
+// input frames).
+func (rt *RealTime) wake() {
+	if rt.sleeping.CompareAndSwap(true, false) {
+		var one = []byte{1, 0, 0, 0, 0, 0, 0, 0}
+		_, _ = unix.Write(rt.stopFd, one)
+	}
+}
+
+// inject hands w's oldest input frame to its source's handler at its
+// arrival time, or at the simulation's present if an event after the
+// arrival was already handled (that difference goes into ArrivalHist).
+func (rt *RealTime) inject(w *writer) {
+	t0 := rt.now()
+	f, _ := w.in.pop()
+	t := max(f.at, rt.Sim.Now())
+	rt.ArrivalHist.Add(t - f.at)
+	rt.Sim.Advance(t)
+	rt.Sources[f.src].Handle(f.b)
+	rt.Reads++
+	rt.PhaseTime[4] += time.Duration(rt.now() - t0)
 }
 
 // drain reads up to 64 frames from s, each stamped with its arrival time

@@ -27,10 +27,13 @@ type Report struct {
 	// processes, the senders included, kept the loop from running),
 	// "writer_threads" (frames reached the namespaces late or not at all) or
 	// "tap_ring" (the loop did not read the TAPs in time); "" when valid.
-	Resource      string             `json:"overload_resource,omitempty"`
-	Overload      Overload           `json:"overload"`
-	DeliveryUs    map[string]float64 `json:"delivery_lateness_us,omitempty"` // TAP writes: start − scheduled time
-	Engine        string             `json:"engine,omitempty"`               // threaded | inline
+	Resource   string             `json:"overload_resource,omitempty"`
+	Overload   Overload           `json:"overload"`
+	DeliveryUs map[string]float64 `json:"delivery_lateness_us,omitempty"` // TAP writes: start − scheduled time
+	// ArrivalUs: how much later than its arrival stamp a frame read from a
+	// TAP entered the simulation (threaded engine).
+	ArrivalUs     map[string]float64 `json:"arrival_error_us,omitempty"`
+	Engine        string             `json:"engine,omitempty"` // threaded | inline
 	Writers       int                `json:"writer_threads,omitempty"`
 	CPUPressure   float64            `json:"cpu_pressure"` // share of the run some task waited for a CPU (PSI some); -1 unknown
 	DurationS     float64            `json:"duration_s"`
@@ -59,10 +62,15 @@ type Overload struct {
 	// WriterQueueDrops: frames dropped because a writer thread fell a whole
 	// queue (8192 frames) behind.
 	WriterQueueDrops uint64 `json:"writer_queue_drops"`
+	// InputQueueDrops: frames an I/O thread read but dropped because the
+	// timing thread fell a whole input queue (8192 frames) behind.
+	InputQueueDrops uint64 `json:"input_queue_drops"`
 }
 
 // Total is the number of frames lost to overload.
-func (o Overload) Total() uint64 { return o.TAPRingDrops + o.TAPWriteErrors + o.WriterQueueDrops }
+func (o Overload) Total() uint64 {
+	return o.TAPRingDrops + o.TAPWriteErrors + o.WriterQueueDrops + o.InputQueueDrops
+}
 
 // NewReport judges a run's scheduling: invalid when p99 lateness exceeds the
 // threshold or anything was dropped for the emulator's own overload.
@@ -130,6 +138,9 @@ func (r *Report) judgeDelivery(d *Histogram) {
 	}
 	if n := r.Overload.WriterQueueDrops + r.Overload.TAPWriteErrors; n > 0 {
 		add("writer_threads", fmt.Sprintf("%d frames could not be written into the namespaces (%d writer queue full, %d TAP writes refused)", n, r.Overload.WriterQueueDrops, r.Overload.TAPWriteErrors))
+	}
+	if n := r.Overload.InputQueueDrops; n > 0 {
+		add("timing_thread", fmt.Sprintf("%d frames read from the TAPs were dropped: the timing thread fell a whole input queue behind", n))
 	}
 	if n := r.Overload.TAPRingDrops; n > 0 {
 		add("tap_ring", fmt.Sprintf("%d frames dropped in the TAPs' rings: the timing thread did not read them in time", n))

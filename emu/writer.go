@@ -26,18 +26,26 @@ type outFrame struct {
 	at des.Time
 }
 
-// spscRing is a single-producer single-consumer lock-free queue: the
-// real-time loop pushes, one writer thread pops.
-type spscRing struct {
+// inFrame is one frame an I/O thread read: the index of its source in the
+// loop's Sources, the bytes and its arrival time (simulation clock).
+type inFrame struct {
+	src int
+	b   []byte
+	at  des.Time
+}
+
+// spscRing is a single-producer single-consumer lock-free queue between the
+// real-time loop and one I/O thread.
+type spscRing[T any] struct {
 	head atomic.Uint64 // next slot to pop (consumer)
 	_    [56]byte
 	tail atomic.Uint64 // next slot to push (producer)
 	_    [56]byte
-	buf  [ringSize]outFrame
+	buf  [ringSize]T
 }
 
 // push appends f; false when the ring is full.
-func (r *spscRing) push(f outFrame) bool {
+func (r *spscRing[T]) push(f T) bool {
 	t := r.tail.Load()
 	if t-r.head.Load() >= ringSize {
 		return false
@@ -47,25 +55,41 @@ func (r *spscRing) push(f outFrame) bool {
 	return true
 }
 
-// pop removes the oldest frame; false when the ring is empty.
-func (r *spscRing) pop() (outFrame, bool) {
+// peek returns the oldest element without removing it.
+func (r *spscRing[T]) peek() (*T, bool) {
 	h := r.head.Load()
 	if h == r.tail.Load() {
-		return outFrame{}, false
+		return nil, false
+	}
+	return &r.buf[h%ringSize], true
+}
+
+// pop removes the oldest element; false when the ring is empty.
+func (r *spscRing[T]) pop() (T, bool) {
+	var zero T
+	h := r.head.Load()
+	if h == r.tail.Load() {
+		return zero, false
 	}
 	f := r.buf[h%ringSize]
-	r.buf[h%ringSize] = outFrame{}
+	r.buf[h%ringSize] = zero
 	r.head.Store(h + 1)
 	return f, true
 }
 
 // empty reports whether nothing is queued.
-func (r *spscRing) empty() bool { return r.head.Load() == r.tail.Load() }
+func (r *spscRing[T]) empty() bool { return r.head.Load() == r.tail.Load() }
 
-// writer is one writer thread: it drains its ring into the TAPs and sleeps
-// on an eventfd when the ring is empty.
+// writer is one I/O thread: it drains its ring into the TAPs, reads the TAPs
+// it owns into its input ring, and sleeps in epoll_wait on its eventfd and
+// those TAPs when there is nothing to do.
 type writer struct {
-	ring     spscRing
+	ring     spscRing[outFrame]
+	in       spscRing[inFrame]
+	srcs     map[int]int // TAP fd -> index in the loop's Sources (reading)
+	epfd     int
+	inFull   uint64 // frames read but dropped: the input ring was full (overload)
+	reads    uint64
 	sleeping atomic.Bool
 	dirty    bool // producer side: pushed since the last kick
 	efd      int
@@ -86,7 +110,11 @@ type Writers struct {
 	ws       []*writer
 	start    time.Time
 	priority int
+	// Reads: the threads also read the TAPs (set before Run); otherwise the
+	// loop reads them itself.
+	Reads    bool
 	stop     atomic.Bool
+	wakeLoop func()
 	once     sync.Once
 	wg       sync.WaitGroup
 	errMu    sync.Mutex
@@ -115,15 +143,69 @@ func NewWriters(n int, priority int) (*Writers, error) {
 	return p, nil
 }
 
-// begin starts the writer threads; start is the wall time of simulation
-// time 0. RealTime.Run calls it once the process's scheduling is set, so the
-// writers' own priority is not overwritten.
-func (p *Writers) begin(start time.Time) {
-	p.start = start
+// begin starts the I/O threads; start is the wall time of simulation time
+// 0. The TAPs in srcs are read by the thread that writes them (fd modulo the
+// pool size); wakeLoop is called after a thread queued input frames.
+// RealTime.Run calls it once the process's scheduling is set, so the
+// threads' own priority is not overwritten.
+func (p *Writers) begin(start time.Time, srcs []Source, wakeLoop func()) error {
+	p.start, p.wakeLoop = start, wakeLoop
+	for _, w := range p.ws {
+		w.srcs = map[int]int{}
+		w.epfd = -1
+	}
+	for i, s := range srcs {
+		p.ws[s.FD%len(p.ws)].srcs[s.FD] = i
+	}
+	for _, w := range p.ws {
+		fd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+		if err != nil {
+			return fmt.Errorf("I/O thread epoll: %w", err)
+		}
+		w.epfd = fd
+		for _, src := range append([]int{w.efd}, keys(w.srcs)...) {
+			ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(src)}
+			if err := unix.EpollCtl(fd, unix.EPOLL_CTL_ADD, src, &ev); err != nil {
+				return fmt.Errorf("I/O thread epoll add fd %d: %w", src, err)
+			}
+		}
+	}
 	for _, w := range p.ws {
 		p.wg.Add(1)
 		go p.loop(w)
 	}
+	return nil
+}
+
+// keys lists a map's keys.
+func keys(m map[int]int) []int {
+	out := make([]int, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// nextIn is the I/O thread whose oldest input frame arrived first, or nil.
+func (p *Writers) nextIn() (*writer, *inFrame) {
+	var best *writer
+	var bf *inFrame
+	for _, w := range p.ws {
+		if f, ok := w.in.peek(); ok && (bf == nil || f.at < bf.at) {
+			best, bf = w, f
+		}
+	}
+	return best, bf
+}
+
+// hasIn reports whether any input frame waits for the loop.
+func (p *Writers) hasIn() bool {
+	for _, w := range p.ws {
+		if !w.in.empty() {
+			return true
+		}
+	}
+	return false
 }
 
 // Len is the number of writer threads.
@@ -185,7 +267,8 @@ func (p *Writers) loop(w *writer) {
 	}
 	cpu0 := threadCPU()
 	defer func() { w.cpu = threadCPU() - cpu0 }()
-	buf := make([]byte, 8)
+	buf := make([]byte, 65536)
+	events := make([]unix.EpollEvent, len(w.srcs)+1)
 	for {
 		p.drain(w)
 		w.sleeping.Store(true)
@@ -196,10 +279,46 @@ func (p *Writers) loop(w *writer) {
 		if p.stop.Load() {
 			return
 		}
-		if _, err := unix.Read(w.efd, buf); err != nil && !errors.Is(err, unix.EINTR) {
+		n, err := unix.EpollWait(w.epfd, events, -1)
+		w.sleeping.Store(false)
+		if err != nil && !errors.Is(err, unix.EINTR) {
 			return
 		}
+		got := false
+		for _, ev := range events[:max(n, 0)] {
+			fd := int(ev.Fd)
+			if fd == w.efd {
+				_, _ = unix.Read(w.efd, buf[:8])
+				continue
+			}
+			got = p.read(w, fd, buf) || got
+		}
+		if got {
+			p.wakeLoop()
+		}
 	}
+}
+
+// read queues up to 64 frames from a TAP for the loop, each stamped with its
+// arrival time; true if it queued any.
+func (p *Writers) read(w *writer, fd int, buf []byte) bool {
+	got := false
+	for k := 0; k < 64; k++ {
+		n, err := unix.Read(fd, buf)
+		if err != nil || n <= 0 {
+			break // EAGAIN: the ring is empty; other errors: the TAP is gone
+		}
+		at := des.Time(time.Since(p.start))
+		w.reads++
+		b := make([]byte, n)
+		copy(b, buf[:n])
+		if !w.in.push(inFrame{src: w.srcs[fd], b: b, at: at}) {
+			w.inFull++
+			continue
+		}
+		got = true
+	}
+	return got
 }
 
 // drain writes every queued frame, recording each one's delivery lateness.
@@ -235,6 +354,9 @@ func (p *Writers) Close() error {
 		p.wg.Wait()
 		for _, w := range p.ws {
 			_ = unix.Close(w.efd)
+			if w.epfd > 0 {
+				_ = unix.Close(w.epfd)
+			}
 		}
 	})
 	p.errMu.Lock()
@@ -248,6 +370,8 @@ type WriterStats struct {
 	Errors     uint64        // writes refused (overload)
 	DownDrops  uint64        // writes to a down interface (on purpose)
 	QueueDrops uint64        // frames dropped because a writer's queue was full (overload)
+	Reads      uint64        // frames read from the TAPs
+	InputDrops uint64        // frames read but dropped: the loop fell a whole input ring behind (overload)
 	CPU        time.Duration // the writer threads' CPU time
 	Hist       Histogram
 }
@@ -261,6 +385,8 @@ func (p *Writers) Stats() WriterStats {
 		s.Errors += w.errs
 		s.DownDrops += w.down
 		s.QueueDrops += w.full
+		s.Reads += w.reads
+		s.InputDrops += w.inFull
 		s.CPU += w.cpu
 		s.Hist.Merge(&w.hist)
 	}

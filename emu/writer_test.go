@@ -23,7 +23,9 @@ func TestWritersDeliverInOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.begin(time.Now())
+	if err := w.begin(time.Now(), nil, func() {}); err != nil {
+		t.Fatal(err)
+	}
 	p := w.Port(fds[1], sim)
 	const n = 2000
 	got := make([]byte, 0, n)

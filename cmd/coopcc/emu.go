@@ -109,10 +109,12 @@ func newEmuBenchCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch engine {
 			case "threaded":
+			case "io":
+				o.ThreadReads = true
 			case "inline":
 				o.Inline = true
 			default:
-				return fmt.Errorf("--engine %q: want threaded or inline", engine)
+				return fmt.Errorf("--engine %q: want threaded, io or inline", engine)
 			}
 			out := cmd.OutOrStdout()
 			if loop {
@@ -166,7 +168,7 @@ func newEmuBenchCmd() *cobra.Command {
 	c.Flags().IntVar(&o.Priority, "rt-priority", 10, "SCHED_FIFO priority of the loop (0 = ordinary scheduling)")
 	c.Flags().Uint64Var(&o.Seed, "seed", 1, "random seed")
 	c.Flags().BoolVar(&o.TAP, "tap", false, "through TAP devices in a scratch namespace (root): AF_PACKET injection, UDP sink")
-	c.Flags().StringVar(&engine, "engine", "threaded", "with --tap: threaded (writer threads) or inline (writes on the timing thread)")
+	c.Flags().StringVar(&engine, "engine", "threaded", "with --tap: threaded (writer threads write the TAPs, the timing thread reads them), io (the writer threads also read) or inline (the timing thread reads and writes)")
 	c.Flags().IntVar(&o.Writers, "writers", 0, "with --tap: writer threads (0 = one per CPU but one)")
 	c.Flags().BoolVar(&loop, "tap-loop", false, "measure the one-core limit of TAP I/O alone: inject, read, write on one thread for --duration (root)")
 	return c
