@@ -49,6 +49,13 @@ type RealTime struct {
 	SpinNow time.Duration
 	// CPU is the loop thread's CPU time during Run (read after Run).
 	CPU time.Duration
+	// SpinDuty caps the share of each 20 ms window the loop may busy-wait
+	// (default 0.5); past it, the loop sleeps until the event itself. A loop
+	// that spins nearly all the time is stopped by the kernel for tens of ms
+	// (RT throttling and the fair-server reservation for ordinary tasks).
+	SpinDuty float64
+	// DutySleeps counts waits slept instead of spun because of SpinDuty.
+	DutySleeps uint64
 
 	// Writes: frames for the TAPs are written between events, when the next
 	// event is far enough away (a TAP write runs the receiving namespace's
@@ -176,7 +183,7 @@ func (rt *RealTime) Run(end des.Time) error {
 	if rt.Priority > 0 {
 		if err := SetProcessFIFO(rt.Priority); err != nil {
 			rt.RTErr = err.Error()
-		} else {
+		} else if rt.Writers != nil {
 			// Above the Go runtime's other threads; the writer threads run
 			// at this priority too and yield after every write.
 			attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: uint32(rt.Priority + 1)}
@@ -215,6 +222,10 @@ func (rt *RealTime) Run(end des.Time) error {
 	minSpin, maxSpin := spin, max(des.Time(rt.MaxSpin), spin)
 	var over [128]des.Time
 	nover := 0
+	duty := spinDuty{max: rt.SpinDuty}
+	if duty.max <= 0 {
+		duty.max = 0.5
+	}
 	phase := 0
 	for !rt.stop.Load() {
 		// Handle everything that is due.
@@ -272,19 +283,26 @@ func (rt *RealTime) Run(end des.Time) error {
 		if ok {
 			wait = next - now
 		}
+		sleepFor := wait - spin
 		if ok && wait <= spin {
-			phase = 3
-			for rt.now() < next {
-				if threaded && rt.Writers.hasIn() {
-					break
+			if duty.allow(now) {
+				phase = 3
+				for rt.now() < next {
+					if threaded && rt.Writers.hasIn() {
+						break
+					}
 				}
+				t := rt.now()
+				duty.spent(t - now)
+				rt.PhaseTime[3] += time.Duration(t - now)
+				continue
 			}
-			rt.PhaseTime[3] += time.Duration(rt.now() - now)
-			continue
+			sleepFor = wait // over the busy-wait budget: sleep until the event itself
+			rt.DutySleeps++
 		}
 		var ts *unix.Timespec
 		if ok {
-			t := unix.NsecToTimespec(wait - spin)
+			t := unix.NsecToTimespec(sleepFor)
 			ts = &t
 		}
 		if len(rt.pending) > 0 { // come back for the overdue writes
@@ -317,7 +335,7 @@ func (rt *RealTime) Run(end des.Time) error {
 		}
 		rt.PhaseTime[2] += time.Duration(t1 - t0)
 		if n == 0 && ts != nil {
-			over[nover] = t1 - t0 - (wait - spin)
+			over[nover] = t1 - t0 - sleepFor
 			if nover++; nover == len(over) {
 				nover = 0
 				spin = min(max(adaptSpin(over[:]), minSpin), maxSpin)
@@ -473,6 +491,24 @@ func (h *Histogram) Quantile(q float64) float64 {
 	}
 	return float64(len(h.buckets))
 }
+
+// spinDuty tracks the loop's busy-wait share of the current 20 ms window.
+type spinDuty struct {
+	max         float64
+	start, spun des.Time
+}
+
+// allow reports whether the loop may busy-wait now (a new window starts
+// every 20 ms).
+func (d *spinDuty) allow(now des.Time) bool {
+	if now-d.start >= 20*des.Millisecond {
+		d.start, d.spun = now, 0
+	}
+	return float64(d.spun) < d.max*float64(20*des.Millisecond)
+}
+
+// spent adds a busy-wait's duration to the window.
+func (d *spinDuty) spent(t des.Time) { d.spun += t }
 
 // adaptSpin is the 99th percentile of the sleep overshoots + 10 µs.
 func adaptSpin(over []des.Time) des.Time {

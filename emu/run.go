@@ -107,6 +107,9 @@ func openTapEngine(cfg Config, o EngineOptions) (*tapEngine, error) {
 		rt.Spin = rt.MaxSpin
 	}
 	port := func(t *TAP) Port { return DeferredPort{RT: rt, FD: t.FD} }
+	if o.Inline {
+		rt.SpinDuty = 1 // the previous engine, unchanged: no busy-wait budget
+	}
 	if !o.Inline {
 		n := o.Writers
 		if n <= 0 {
