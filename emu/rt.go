@@ -297,6 +297,9 @@ func (rt *RealTime) Run(end des.Time) error {
 				rt.PhaseTime[3] += time.Duration(t - now)
 				continue
 			}
+			if wait <= 0 {
+				continue // due already (the writers' wakeup took the time)
+			}
 			sleepFor = wait // over the busy-wait budget: sleep until the event itself
 			rt.DutySleeps++
 		}
