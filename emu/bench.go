@@ -24,9 +24,10 @@ type BenchOptions struct {
 	// TAP runs the engine between real TAP devices in a scratch namespace
 	// (root): frames injected through AF_PACKET, delivered to a UDP socket.
 	TAP         bool
-	Inline      bool // TAP only: the inline engine (writes on the timing thread)
-	Writers     int  // TAP only: writer threads of the threaded engine (0 = one per CPU but one)
-	ThreadReads bool // TAP only: the threaded engine's writer threads also read the TAPs
+	Inline      bool    // TAP only: the inline engine (writes on the timing thread)
+	Writers     int     // TAP only: writer threads of the threaded engine (0 = one per CPU but one)
+	ThreadReads bool    // TAP only: the threaded engine's writer threads also read the TAPs
+	SpinDuty    float64 // TAP only: busy-wait budget override (EngineOptions.SpinDuty)
 }
 
 // BenchResult is one benchmark point.

@@ -50,9 +50,9 @@ type RealTime struct {
 	// CPU is the loop thread's CPU time during Run (read after Run).
 	CPU time.Duration
 	// SpinDuty caps the share of each 20 ms window the loop may busy-wait
-	// (default 0.5); past it, the loop sleeps until the event itself. A loop
-	// that spins nearly all the time is stopped by the kernel for tens of ms
-	// (RT throttling and the fair-server reservation for ordinary tasks).
+	// (default 0.8); past it, the loop sleeps until the event itself. It keeps
+	// the loop below the kernel's RT throttling limit (95 % of a CPU), which
+	// a loop spinning all the time hits and then stalls for tens of ms.
 	SpinDuty float64
 	// DutySleeps counts waits slept instead of spun because of SpinDuty.
 	DutySleeps uint64
@@ -224,7 +224,7 @@ func (rt *RealTime) Run(end des.Time) error {
 	nover := 0
 	duty := spinDuty{max: rt.SpinDuty}
 	if duty.max <= 0 {
-		duty.max = 0.5
+		duty.max = 0.8
 	}
 	phase := 0
 	for !rt.stop.Load() {

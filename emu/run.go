@@ -27,6 +27,9 @@ type EngineOptions struct {
 	// queues (measured slower on 2 cores than the loop reading them itself:
 	// docs/performance.md).
 	ThreadReads bool
+	// SpinDuty overrides the timing thread's busy-wait budget (0 = default
+	// 0.8 for the threaded engine, 1 = none, as the inline engine).
+	SpinDuty float64
 }
 
 // Run creates the TAPs the config names, prints "ready" to ready, forwards
@@ -109,6 +112,9 @@ func openTapEngine(cfg Config, o EngineOptions) (*tapEngine, error) {
 	port := func(t *TAP) Port { return DeferredPort{RT: rt, FD: t.FD} }
 	if o.Inline {
 		rt.SpinDuty = 1 // the previous engine, unchanged: no busy-wait budget
+	}
+	if o.SpinDuty > 0 {
+		rt.SpinDuty = o.SpinDuty
 	}
 	if !o.Inline {
 		n := o.Writers

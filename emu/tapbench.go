@@ -256,7 +256,7 @@ func tapBench(o BenchOptions) (BenchResult, error) {
 	if err := cfg.Normalize(); err != nil {
 		return BenchResult{}, err
 	}
-	te, err := openTapEngine(cfg, EngineOptions{Inline: o.Inline, Writers: o.Writers, ThreadReads: o.ThreadReads})
+	te, err := openTapEngine(cfg, EngineOptions{Inline: o.Inline, Writers: o.Writers, ThreadReads: o.ThreadReads, SpinDuty: o.SpinDuty})
 	if err != nil {
 		return BenchResult{}, err
 	}

@@ -170,6 +170,7 @@ func newEmuBenchCmd() *cobra.Command {
 	c.Flags().BoolVar(&o.TAP, "tap", false, "through TAP devices in a scratch namespace (root): AF_PACKET injection, UDP sink")
 	c.Flags().StringVar(&engine, "engine", "threaded", "with --tap: threaded (writer threads write the TAPs, the timing thread reads them), io (the writer threads also read) or inline (the timing thread reads and writes)")
 	c.Flags().IntVar(&o.Writers, "writers", 0, "with --tap: writer threads (0 = one per CPU but one)")
+	c.Flags().Float64Var(&o.SpinDuty, "spin-duty", 0, "with --tap: share of every 20 ms the timing thread may busy-wait (0 = engine default: 0.8 threaded, 1 inline)")
 	c.Flags().BoolVar(&loop, "tap-loop", false, "measure the one-core limit of TAP I/O alone: inject, read, write on one thread for --duration (root)")
 	return c
 }
