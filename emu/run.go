@@ -147,6 +147,9 @@ func openTapEngine(cfg Config, o EngineOptions) (*tapEngine, error) {
 	return te, nil
 }
 
+// minTAPRing is the smallest TAP ring (txqueuelen) the emulator sets.
+const minTAPRing = 1000
+
 // openTAPs creates one TAP per station and one for the server.
 func (te *tapEngine) openTAPs() error {
 	open := func(ep Endpoint, qlen int) (*TAP, error) {
@@ -157,7 +160,11 @@ func (te *tapEngine) openTAPs() error {
 		return OpenTAP(ep.Netns, ep.Iface, mac, qlen)
 	}
 	for _, s := range te.cfg.Stations {
-		t, err := open(s.Endpoint, s.QueueFrames)
+		// The TAP's ring (txqueuelen) only carries frames to the emulator,
+		// which reads it eagerly; the station queue of the model is its own.
+		// A ring as small as a small model queue would overflow on one TSO
+		// burst before the loop wakes, and count as the emulator's overload.
+		t, err := open(s.Endpoint, max(s.QueueFrames, minTAPRing))
 		if err != nil {
 			return fmt.Errorf("station %s: %w", s.Name, err)
 		}
