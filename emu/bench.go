@@ -50,7 +50,7 @@ type BenchResult struct {
 	// TAP mode: share of wall time the loop spent handling, writing (or
 	// waking writers), sleeping, spinning and reading; µs per TAP read and
 	// per inline TAP write on the loop thread.
-	Phase           [5]float64
+	Phase           [6]float64
 	ReadUs, WriteUs float64
 }
 

@@ -82,12 +82,13 @@ type RealTime struct {
 
 	// LateBy counts events more than 100 µs late by what the loop did before
 	// the first of a run of late events: 0 handling events, 1 writing,
-	// 2 sleeping, 3 spinning, 4 reading.
-	LateBy [5]uint64
+	// 2 sleeping, 3 spinning, 4 reading, 5 sleeping in place of a busy-wait
+	// because of SpinDuty (the loop's own choice, not another process).
+	LateBy [6]uint64
 	// PhaseTime is the wall time the loop spent in each of the same phases
 	// (waking the writer threads counts as writing); Reads and Writes count
 	// the TAP frames it read and (inline engine) wrote.
-	PhaseTime     [5]time.Duration
+	PhaseTime     [6]time.Duration
 	Reads, Writes uint64
 
 	stop     atomic.Bool
@@ -283,7 +284,7 @@ func (rt *RealTime) Run(end des.Time) error {
 		if ok {
 			wait = next - now
 		}
-		sleepFor := wait - spin
+		sleepFor, sleepPhase := wait-spin, 2
 		if ok && wait <= spin {
 			if duty.allow(now) {
 				phase = 3
@@ -300,7 +301,7 @@ func (rt *RealTime) Run(end des.Time) error {
 			if wait <= 0 {
 				continue // due already (the writers' wakeup took the time)
 			}
-			sleepFor = wait // over the busy-wait budget: sleep until the event itself
+			sleepFor, sleepPhase = wait, 5 // over the busy-wait budget: sleep until the event itself
 			rt.DutySleeps++
 		}
 		var ts *unix.Timespec
@@ -326,7 +327,7 @@ func (rt *RealTime) Run(end des.Time) error {
 			}
 		}
 		t0 = rt.now()
-		phase = 2
+		phase = sleepPhase
 		n, err := unix.Ppoll(pfds, ts, nil)
 		t1 := rt.now()
 		if threaded {
@@ -336,7 +337,7 @@ func (rt *RealTime) Run(end des.Time) error {
 				_, _ = unix.Read(rt.stopFd, b[:]) // reset the wakeup
 			}
 		}
-		rt.PhaseTime[2] += time.Duration(t1 - t0)
+		rt.PhaseTime[sleepPhase] += time.Duration(t1 - t0)
 		if n == 0 && ts != nil {
 			over[nover] = t1 - t0 - sleepFor
 			if nover++; nover == len(over) {

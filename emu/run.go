@@ -269,7 +269,7 @@ func (te *tapEngine) report() Report {
 	if te.nw == 0 {
 		rep.Engine = "inline"
 	}
-	rep.LateBy = map[string]uint64{"handling": te.rt.LateBy[0], "writing": te.rt.LateBy[1], "sleeping": te.rt.LateBy[2], "spinning": te.rt.LateBy[3], "reading": te.rt.LateBy[4]}
+	rep.LateBy = map[string]uint64{"handling": te.rt.LateBy[0], "writing": te.rt.LateBy[1], "sleeping": te.rt.LateBy[2], "spinning": te.rt.LateBy[3], "reading": te.rt.LateBy[4], "budget_sleep": te.rt.LateBy[5]}
 	rep.CPUPressure = te.psi
 	if h := &te.rt.ArrivalHist; h.Count() > 0 {
 		rep.ArrivalUs = map[string]float64{"p50": h.Quantile(0.5), "p99": h.Quantile(0.99), "max": float64(h.Max()) / 1000}

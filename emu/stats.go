@@ -154,7 +154,7 @@ func (r *Report) judgeDelivery(d *Histogram) {
 // while the loop slept or spun (someone else had its CPU), else
 // "timing_thread" (the loop was busy with its own work).
 func (r *Report) lateResource() string {
-	own := r.LateBy["handling"] + r.LateBy["writing"] + r.LateBy["reading"]
+	own := r.LateBy["handling"] + r.LateBy["writing"] + r.LateBy["reading"] + r.LateBy["budget_sleep"]
 	if r.LateBy["sleeping"]+r.LateBy["spinning"] > own {
 		return "cpu"
 	}
