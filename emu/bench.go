@@ -21,6 +21,13 @@ type BenchOptions struct {
 	Priority int  // SCHED_FIFO priority of the loop (0 = ordinary)
 	Virtual  bool // run in virtual time as fast as possible (measures the handlers' cost only)
 	Seed     uint64
+	// TAP runs the engine between real TAP devices in a scratch namespace
+	// (root): frames injected through AF_PACKET, delivered to a UDP socket.
+	TAP         bool
+	Inline      bool    // TAP only: the inline engine (writes on the timing thread)
+	Writers     int     // TAP only: writer threads of the threaded engine (0 = one per CPU but one)
+	ThreadReads bool    // TAP only: the threaded engine's writer threads also read the TAPs
+	SpinDuty    float64 // TAP only: busy-wait budget override (EngineOptions.SpinDuty)
 }
 
 // BenchResult is one benchmark point.
@@ -34,6 +41,17 @@ type BenchResult struct {
 	CPU                   float64       // process CPU time / wall time (1 = one core)
 	Spin                  time.Duration // adaptive spin at the end
 	NsPerEvent            float64       // virtual mode: handler cost per event
+	// TAP mode: delivery lateness of the TAP writes, CPU (cores) of the
+	// loop thread, of the writer threads and of the injecting and sinking
+	// helpers (not in CPU), and the emulator's report.
+	DeliveryP99                   float64
+	LoopCPU, WriterCPU, HelperCPU float64
+	Report                        *Report
+	// TAP mode: share of wall time the loop spent handling, writing (or
+	// waking writers), sleeping, spinning and reading; µs per TAP read and
+	// per inline TAP write on the loop thread.
+	Phase           [6]float64
+	ReadUs, WriteUs float64
 }
 
 type countPort struct{ n *uint64 }
@@ -45,6 +63,12 @@ func (c countPort) WriteFrame([]byte) error { *c.n++; return nil }
 func Bench(o BenchOptions) (BenchResult, error) {
 	if o.Stations < 1 || o.PPS <= 0 || o.Frame < 60 || o.Duration <= 0 {
 		return BenchResult{}, fmt.Errorf("bench: need stations >= 1, pps > 0, frame >= 60 B, duration > 0")
+	}
+	if o.TAP {
+		if o.Frame < 42 || o.Frame > 1514 {
+			return BenchResult{}, fmt.Errorf("bench --tap: frame must be 60..1514 B")
+		}
+		return tapBench(o)
 	}
 	cfg := Config{PHY: o.PHY, Seed: o.Seed, RTPriority: -1, Server: Endpoint{}}
 	for i := 0; i < o.Stations; i++ {

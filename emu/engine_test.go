@@ -91,7 +91,7 @@ func TestEngineForwarding(t *testing.T) {
 	dir := t.TempDir()
 	var h Histogram
 	h.Add(5 * des.Microsecond)
-	if err := WriteStats(dir, e, NewReport(e, &h, 0, e.Sim.Now())); err != nil {
+	if err := WriteStats(dir, e, NewReport(e, &h, Overload{}, e.Sim.Now())); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "stations.csv"))

@@ -47,6 +47,15 @@ type RealTime struct {
 	RTErr string
 	// SpinNow is the current adaptive spin (read after Run).
 	SpinNow time.Duration
+	// CPU is the loop thread's CPU time during Run (read after Run).
+	CPU time.Duration
+	// SpinDuty caps the share of each 20 ms window the loop may busy-wait
+	// (default 0.8); past it, the loop sleeps until the event itself. It keeps
+	// the loop below the kernel's RT throttling limit (95 % of a CPU), which
+	// a loop spinning all the time hits and then stalls for tens of ms.
+	SpinDuty float64
+	// DutySleeps counts waits slept instead of spun because of SpinDuty.
+	DutySleeps uint64
 
 	// Writes: frames for the TAPs are written between events, when the next
 	// event is far enough away (a TAP write runs the receiving namespace's
@@ -58,14 +67,34 @@ type RealTime struct {
 	WriteErrors   uint64   // writes refused for lack of room (overload)
 	DownDrops     uint64   // writes to an interface that is down
 
+	// Writers, when set, perform the TAP writes on their own threads (the
+	// threaded engine): the loop only queues frames and wakes the writers
+	// after each batch of due events. Nil = the inline engine (DeferredPort
+	// writes between events on this thread).
+	Writers *Writers
+	// ArrivalHist is how much later than its arrival stamp each frame read
+	// from a TAP entered the simulation (0 unless an event after the arrival
+	// had already been handled).
+	ArrivalHist Histogram
+	// WriteHist is the inline engine's delivery lateness: write start −
+	// the frame's scheduled time (the threaded engine's is in Writers).
+	WriteHist Histogram
+
 	// LateBy counts events more than 100 µs late by what the loop did before
 	// the first of a run of late events: 0 handling events, 1 writing,
-	// 2 sleeping, 3 spinning, 4 reading.
-	LateBy [5]uint64
+	// 2 sleeping, 3 spinning, 4 reading, 5 sleeping in place of a busy-wait
+	// because of SpinDuty (the loop's own choice, not another process).
+	LateBy [6]uint64
+	// PhaseTime is the wall time the loop spent in each of the same phases
+	// (waking the writer threads counts as writing); Reads and Writes count
+	// the TAP frames it read and (inline engine) wrote.
+	PhaseTime     [6]time.Duration
+	Reads, Writes uint64
 
-	stop   atomic.Bool
-	stopFd int
-	buf    []byte
+	stop     atomic.Bool
+	sleeping atomic.Bool // threaded: the loop is (about to be) in ppoll
+	stopFd   int         // eventfd: Stop, and (threaded) input frames waiting
+	buf      []byte
 }
 
 // NewRealTime prepares a driver; call Run on the goroutine that should own the loop.
@@ -105,6 +134,8 @@ func (rt *RealTime) flush(maxDelay des.Time) {
 			break
 		}
 		w := rt.pending[i]
+		rt.WriteHist.Add(now - w.at)
+		rt.Writes++
 		if _, err := unix.Write(w.fd, w.b); err != nil {
 			if errors.Is(err, unix.EIO) {
 				rt.DownDrops++ // the interface is down: not the emulator's overload
@@ -142,9 +173,24 @@ func (rt *RealTime) Run(end des.Time) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+	cpu0 := threadCPU()
+	defer func() { rt.CPU = threadCPU() - cpu0 }()
+	if rt.Writers != nil {
+		// A P for the loop, one per writer thread and two for the rest, so
+		// that a thread coming back from a syscall never waits for a P
+		// (GOMAXPROCS counts Ps, not cores).
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0), rt.Writers.Len()+3)))
+	}
 	if rt.Priority > 0 {
 		if err := SetProcessFIFO(rt.Priority); err != nil {
 			rt.RTErr = err.Error()
+		} else if rt.Writers != nil {
+			// Above the Go runtime's other threads; the writer threads run
+			// at this priority too and yield after every write.
+			attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: uint32(rt.Priority + 1)}
+			if err := unix.SchedSetAttr(0, &attr, 0); err != nil {
+				rt.RTErr = fmt.Sprintf("loop SCHED_FIFO %d: %v", rt.Priority+1, err)
+			}
 		}
 		defer SetProcessFIFO(0) // hand the threads back as ordinary ones
 	}
@@ -154,8 +200,20 @@ func (rt *RealTime) Run(end des.Time) error {
 	}
 	pfds := make([]unix.PollFd, 0, len(rt.Sources)+1)
 	pfds = append(pfds, unix.PollFd{Fd: int32(rt.stopFd), Events: unix.POLLIN})
-	for _, s := range rt.Sources {
-		pfds = append(pfds, unix.PollFd{Fd: int32(s.FD), Events: unix.POLLIN})
+	threaded := rt.Writers != nil && rt.Writers.Reads // the I/O threads read the sources and wake the loop through stopFd
+	if rt.Writers != nil {
+		var srcs []Source
+		if threaded {
+			srcs = rt.Sources
+		}
+		if err := rt.Writers.begin(rt.Start, srcs, rt.wake); err != nil {
+			return err
+		}
+	}
+	if !threaded {
+		for _, s := range rt.Sources {
+			pfds = append(pfds, unix.PollFd{Fd: int32(s.FD), Events: unix.POLLIN})
+		}
 	}
 	spin := des.Time(rt.Spin)
 	maxDelay := des.Time(rt.MaxWriteDelay)
@@ -165,16 +223,30 @@ func (rt *RealTime) Run(end des.Time) error {
 	minSpin, maxSpin := spin, max(des.Time(rt.MaxSpin), spin)
 	var over [128]des.Time
 	nover := 0
+	duty := spinDuty{max: rt.SpinDuty}
+	if duty.max <= 0 {
+		duty.max = 0.8
+	}
 	phase := 0
 	for !rt.stop.Load() {
 		// Handle everything that is due.
 		now := rt.now()
+		t0 := now
 		for {
 			next, ok := rt.Sim.Next()
+			if threaded {
+				// Frames the I/O threads read enter at their arrival time,
+				// after every event up to it.
+				if w, f := rt.Writers.nextIn(); f != nil && (!ok || f.at < next) {
+					rt.inject(w)
+					now = rt.now()
+					continue
+				}
+			}
 			if !ok || next > now {
 				break
 			}
-			if end > 0 && next > end {
+			if end > 0 && (next > end || now > end) { // bounded in wall time even when behind
 				return nil
 			}
 			late := now-next > 100*des.Microsecond
@@ -188,13 +260,21 @@ func (rt *RealTime) Run(end des.Time) error {
 			}
 			now = rt.now()
 		}
+		rt.PhaseTime[0] += time.Duration(now - t0)
+		if rt.Writers != nil {
+			rt.Writers.Kick()
+			rt.PhaseTime[1] += time.Duration(rt.now() - now)
+			now = rt.now()
+		}
 		if end > 0 && now > end {
 			return nil
 		}
 		if len(rt.pending) > 0 {
 			phase = 1
 			rt.flush(maxDelay)
-			now = rt.now()
+			t := rt.now()
+			rt.PhaseTime[1] += time.Duration(t - now)
+			now = t
 			if n, ok := rt.Sim.Next(); ok && n <= now {
 				continue
 			}
@@ -204,15 +284,29 @@ func (rt *RealTime) Run(end des.Time) error {
 		if ok {
 			wait = next - now
 		}
+		sleepFor, sleepPhase := wait-spin, 2
 		if ok && wait <= spin {
-			phase = 3
-			for rt.now() < next {
+			if duty.allow(now) {
+				phase = 3
+				for rt.now() < next {
+					if threaded && rt.Writers.hasIn() {
+						break
+					}
+				}
+				t := rt.now()
+				duty.spent(t - now)
+				rt.PhaseTime[3] += time.Duration(t - now)
+				continue
 			}
-			continue
+			if wait <= 0 {
+				continue // due already (the writers' wakeup took the time)
+			}
+			sleepFor, sleepPhase = wait, 5 // over the busy-wait budget: sleep until the event itself
+			rt.DutySleeps++
 		}
 		var ts *unix.Timespec
 		if ok {
-			t := unix.NsecToTimespec(wait - spin)
+			t := unix.NsecToTimespec(sleepFor)
 			ts = &t
 		}
 		if len(rt.pending) > 0 { // come back for the overdue writes
@@ -225,11 +319,27 @@ func (rt *RealTime) Run(end des.Time) error {
 		for i := range pfds {
 			pfds[i].Revents = 0
 		}
-		t0 := rt.now()
-		phase = 2
+		if threaded {
+			rt.sleeping.Store(true)
+			if rt.Writers.hasIn() {
+				rt.sleeping.Store(false)
+				continue
+			}
+		}
+		t0 = rt.now()
+		phase = sleepPhase
 		n, err := unix.Ppoll(pfds, ts, nil)
+		t1 := rt.now()
+		if threaded {
+			rt.sleeping.Store(false)
+			if n > 0 && pfds[0].Revents&unix.POLLIN != 0 {
+				var b [8]byte
+				_, _ = unix.Read(rt.stopFd, b[:]) // reset the wakeup
+			}
+		}
+		rt.PhaseTime[sleepPhase] += time.Duration(t1 - t0)
 		if n == 0 && ts != nil {
-			over[nover] = rt.now() - t0 - (wait - spin)
+			over[nover] = t1 - t0 - sleepFor
 			if nover++; nover == len(over) {
 				nover = 0
 				spin = min(max(adaptSpin(over[:]), minSpin), maxSpin)
@@ -239,19 +349,45 @@ func (rt *RealTime) Run(end des.Time) error {
 		if err != nil && !errors.Is(err, unix.EINTR) {
 			return fmt.Errorf("ppoll: %w", err)
 		}
-		if n <= 0 {
+		if n <= 0 || threaded {
 			continue
 		}
 		for i, s := range rt.Sources {
 			if pfds[i+1].Revents&(unix.POLLIN|unix.POLLERR|unix.POLLHUP) != 0 {
 				phase = 4
-				if err := rt.drain(s); err != nil {
+				t := rt.now()
+				err := rt.drain(s)
+				rt.PhaseTime[4] += time.Duration(rt.now() - t)
+				if err != nil {
 					return err
 				}
 			}
 		}
 	}
 	return nil
+}
+
+// wake makes a sleeping loop return from ppoll (I/O threads, after queueing
+// input frames).
+func (rt *RealTime) wake() {
+	if rt.sleeping.CompareAndSwap(true, false) {
+		var one = []byte{1, 0, 0, 0, 0, 0, 0, 0}
+		_, _ = unix.Write(rt.stopFd, one)
+	}
+}
+
+// inject hands w's oldest input frame to its source's handler at its
+// arrival time, or at the simulation's present if an event after the
+// arrival was already handled (that difference goes into ArrivalHist).
+func (rt *RealTime) inject(w *writer) {
+	t0 := rt.now()
+	f, _ := w.in.pop()
+	t := max(f.at, rt.Sim.Now())
+	rt.ArrivalHist.Add(t - f.at)
+	rt.Sim.Advance(t)
+	rt.Sources[f.src].Handle(f.b)
+	rt.Reads++
+	rt.PhaseTime[4] += time.Duration(rt.now() - t0)
 }
 
 // drain reads up to 64 frames from s, each stamped with its arrival time
@@ -271,6 +407,7 @@ func (rt *RealTime) drain(s Source) error {
 		if n <= 0 {
 			return nil
 		}
+		rt.Reads++
 		b := make([]byte, n)
 		copy(b, rt.buf[:n])
 		t := rt.now()
@@ -279,19 +416,31 @@ func (rt *RealTime) drain(s Source) error {
 		}
 		rt.Sim.Advance(t)
 		s.Handle(b)
+		if rt.Writers != nil {
+			rt.Writers.Kick()
+		}
 	}
 	return nil
 }
 
-// Histogram counts lateness in 1 µs buckets up to 100 ms, with an exact max.
+// Histogram counts lateness in 1 µs buckets up to limitUs (default 100 ms;
+// longer samples count in the last bucket), with an exact max. The buckets
+// are allocated on the first sample.
 type Histogram struct {
-	buckets [100001]uint64
+	buckets []uint64
+	limitUs int
 	n       uint64
 	max     des.Time
 }
 
 // Add records one lateness sample (negative counts as 0).
 func (h *Histogram) Add(d des.Time) {
+	if h.buckets == nil {
+		if h.limitUs <= 0 {
+			h.limitUs = 100000
+		}
+		h.buckets = make([]uint64, h.limitUs+1)
+	}
 	if d < 0 {
 		d = 0
 	}
@@ -304,6 +453,22 @@ func (h *Histogram) Add(d des.Time) {
 	}
 	h.buckets[us]++
 	h.n++
+}
+
+// Merge adds o's samples to h (bucket by bucket, up to h's limit).
+func (h *Histogram) Merge(o *Histogram) {
+	if o.n == 0 {
+		return
+	}
+	for i, c := range o.buckets {
+		if c == 0 {
+			continue
+		}
+		h.Add(des.Time(i) * des.Microsecond)
+		h.buckets[min(i, len(h.buckets)-1)] += c - 1
+		h.n += c - 1
+	}
+	h.max = max(h.max, o.max)
 }
 
 // Count is the number of samples.
@@ -330,6 +495,24 @@ func (h *Histogram) Quantile(q float64) float64 {
 	}
 	return float64(len(h.buckets))
 }
+
+// spinDuty tracks the loop's busy-wait share of the current 20 ms window.
+type spinDuty struct {
+	max         float64
+	start, spun des.Time
+}
+
+// allow reports whether the loop may busy-wait now (a new window starts
+// every 20 ms).
+func (d *spinDuty) allow(now des.Time) bool {
+	if now-d.start >= 20*des.Millisecond {
+		d.start, d.spun = now, 0
+	}
+	return float64(d.spun) < d.max*float64(20*des.Millisecond)
+}
+
+// spent adds a busy-wait's duration to the window.
+func (d *spinDuty) spent(t des.Time) { d.spun += t }
 
 // adaptSpin is the 99th percentile of the sleep overshoots + 10 µs.
 func adaptSpin(over []des.Time) des.Time {

@@ -49,3 +49,19 @@ func TestRealTimeLoop(t *testing.T) {
 		t.Fatalf("bench: offered %.0f delivered %.0f frames/s", r.OfferedPPS, r.Delivered)
 	}
 }
+
+// The busy-wait budget allows spinning up to its share of a 20 ms window
+// and renews with the next window.
+func TestSpinDuty(t *testing.T) {
+	d := spinDuty{max: 0.5}
+	if !d.allow(0) {
+		t.Fatal("fresh window refused")
+	}
+	d.spent(10 * des.Millisecond)
+	if d.allow(15 * des.Millisecond) {
+		t.Fatal("spun 10 ms of a 20 ms window at 50 %: still allowed")
+	}
+	if !d.allow(20 * des.Millisecond) {
+		t.Fatal("next window refused")
+	}
+}

@@ -105,14 +105,37 @@ func newEmuRunCmd() *cobra.Command {
 
 func newEmuBenchCmd() *cobra.Command {
 	var o emu.BenchOptions
-	var pps string
+	var pps, engine string
+	var loop bool
 	c := &cobra.Command{
 		Use:   "bench",
-		Short: "Drive the real-time engine with synthetic frames (no TAPs) and report scheduling lateness per offered rate",
+		Short: "Drive the real-time engine with synthetic frames (no TAPs, or --tap) and report scheduling lateness per offered rate",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch engine {
+			case "threaded":
+			case "io":
+				o.ThreadReads = true
+			case "inline":
+				o.Inline = true
+			default:
+				return fmt.Errorf("--engine %q: want threaded, io or inline", engine)
+			}
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "| PHY | stations | frame B | offered pps | delivered pps | events/s | p50 µs | p99 µs | max µs | p99 < 100 µs | CPU | spin µs |\n|--|--|--|--|--|--|--|--|--|--|--|--|\n")
+			if loop {
+				r, err := emu.TapLoop(o.Frame, o.Duration, o.Priority)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "| frame B | frames | inject ns | read ns | write ns | read+write limit fps (1 core) | write-only limit fps (1 core) |\n|--|--|--|--|--|--|--|\n| %d | %d | %.0f | %.0f | %.0f | %.0f | %.0f |\n",
+					o.Frame, r.Frames, r.InjectNs, r.ReadNs, r.WriteNs, r.LimitPPS, r.WriteOnlyPPS)
+				return nil
+			}
+			if o.TAP {
+				fmt.Fprintf(out, "| engine | PHY | stations | frame B | offered pps | delivered pps | events/s | p50 µs | p99 µs | max µs | delivery p99 µs | p99 < 100 µs | cores: emulator | loop | writers | helpers | verdict |\n|--|--|--|--|--|--|--|--|--|--|--|--|--|--|--|--|--|\n")
+			} else {
+				fmt.Fprintf(out, "| PHY | stations | frame B | offered pps | delivered pps | events/s | p50 µs | p99 µs | max µs | p99 < 100 µs | CPU | spin µs |\n|--|--|--|--|--|--|--|--|--|--|--|--|\n")
+			}
 			for _, s := range strings.Split(pps, ",") {
 				v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 				if err != nil {
@@ -126,6 +149,17 @@ func newEmuBenchCmd() *cobra.Command {
 				if r.RTErr != "" {
 					fmt.Fprintf(cmd.ErrOrStderr(), "SCHED_FIFO refused: %s\n", r.RTErr)
 				}
+				if o.TAP {
+					verdict := "valid"
+					if !r.Report.Valid {
+						verdict = r.Report.Resource
+					}
+					fmt.Fprintf(out, "| %s | %s | %d | %d | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %v | %.2f | %.2f | %.2f | %.2f | %s |\n", engine, o.PHY, o.Stations, o.Frame,
+						r.OfferedPPS, r.Delivered, r.EventsPerSec, r.P50, r.P99, r.MaxUs, r.DeliveryP99, r.Valid, r.CPU, r.LoopCPU, r.WriterCPU, r.HelperCPU, verdict)
+					fmt.Fprintf(cmd.ErrOrStderr(), "delivery p50 %.0f µs max %.0f µs; loop time: handling %.1f%% writing %.1f%% sleeping %.1f%% spinning %.1f%% reading %.1f%%; %.1f µs per read, %.1f µs per inline write; late_by %v; %s\n",
+						r.Report.DeliveryUs["p50"], r.Report.DeliveryUs["max"], 100*r.Phase[0], 100*r.Phase[1], 100*r.Phase[2], 100*r.Phase[3], 100*r.Phase[4], r.ReadUs, r.WriteUs, r.Report.LateBy, r.Report.Reason)
+					continue
+				}
 				fmt.Fprintf(out, "| %s | %d | %d | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %v | %.0f%% | %.0f |\n", o.PHY, o.Stations, o.Frame, r.OfferedPPS, r.Delivered, r.EventsPerSec, r.P50, r.P99, r.MaxUs, r.Valid, 100*r.CPU, float64(r.Spin)/1e3)
 			}
 			return nil
@@ -138,5 +172,10 @@ func newEmuBenchCmd() *cobra.Command {
 	c.Flags().DurationVar(&o.Duration, "duration", 5*time.Second, "real time per rate")
 	c.Flags().IntVar(&o.Priority, "rt-priority", 10, "SCHED_FIFO priority of the loop (0 = ordinary scheduling)")
 	c.Flags().Uint64Var(&o.Seed, "seed", 1, "random seed")
+	c.Flags().BoolVar(&o.TAP, "tap", false, "through TAP devices in a scratch namespace (root): AF_PACKET injection, UDP sink")
+	c.Flags().StringVar(&engine, "engine", "threaded", "with --tap: threaded (writer threads write the TAPs, the timing thread reads them), io (the writer threads also read) or inline (the timing thread reads and writes)")
+	c.Flags().IntVar(&o.Writers, "writers", 0, "with --tap: writer threads (0 = one per CPU but one)")
+	c.Flags().Float64Var(&o.SpinDuty, "spin-duty", 0, "with --tap: share of every 20 ms the timing thread may busy-wait (0 = engine default: 0.8 threaded, 1 inline)")
+	c.Flags().BoolVar(&loop, "tap-loop", false, "measure the one-core limit of TAP I/O alone: inject, read, write on one thread for --duration (root)")
 	return c
 }
