@@ -239,12 +239,14 @@ func Parse(data []byte) (*Scenario, error) {
 	if err != nil {
 		return nil, fmt.Errorf("decode scenario: %w", err)
 	}
-	if und := md.Undecoded(); len(und) > 0 {
-		keys := make([]string, len(und))
-		for i, k := range und {
-			keys[i] = k.String()
+	for _, k := range md.Undecoded() {
+		// [policy.NAME] tables are kept whole (map[string]any), nested
+		// ones included ([policy.coop] coop = {busy_cap = 2}); the agent
+		// checks them against the policy's parameters.
+		if len(k) > 2 && k[0] == "policy" {
+			continue
 		}
-		return nil, fmt.Errorf("scenario: unknown key %q (see docs/scenarios.md for the schema)", keys[0])
+		return nil, fmt.Errorf("scenario: unknown key %q (see docs/scenarios.md for the schema)", k.String())
 	}
 	s.source = append([]byte(nil), data...)
 	s.applyDefaults()

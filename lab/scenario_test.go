@@ -309,3 +309,15 @@ func TestParamFlags(t *testing.T) {
 		t.Errorf("paramFlags = %v, want %v", got, want)
 	}
 }
+
+// A policy's nested parameter table ([policy.coop] coop = {...}) is kept for
+// the agents, not refused as an unknown key.
+func TestParseNestedPolicyParams(t *testing.T) {
+	s, err := Parse([]byte(minimal + "\n[policy.coop]\ncoop = { busy_cap = 2.0 }\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := paramFlags("", s.Policy["coop"]); len(got) != 1 || got[0] != "coop.busy_cap=2" {
+		t.Fatalf("agent flags %v, want [coop.busy_cap=2]", got)
+	}
+}
