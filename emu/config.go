@@ -43,6 +43,10 @@ type Config struct {
 	// SpinMaxUs caps the real-time loop's adaptive busy-wait before each
 	// event (default 100 µs; lower saves CPU at the cost of precision).
 	SpinMaxUs float64 `toml:"spin_max_us"`
+	// Engine is the real-time engine: "threaded" (default: TAP writes on
+	// writer threads) or "inline" (writes on the timing thread, the engine
+	// before the threaded one). docs/emulator.md.
+	Engine string `toml:"engine"`
 	// SampleIntervalMs is the AP queue sampling period for apqueue.csv (default 10).
 	SampleIntervalMs float64 `toml:"sample_interval_ms"`
 
@@ -171,6 +175,13 @@ func (c *Config) Normalize() error {
 	}
 	if c.SpinMaxUs == 0 {
 		c.SpinMaxUs = 100
+	}
+	switch c.Engine {
+	case "":
+		c.Engine = "threaded"
+	case "threaded", "inline":
+	default:
+		return fmt.Errorf("engine %q: use threaded or inline", c.Engine)
 	}
 	if c.LatenessThresholdUs < 0 || c.SampleIntervalMs < 0 || c.SpinMaxUs < 0 || c.RetryLimit < 0 || c.AMPDUMaxFrames < 0 || c.AMPDUMaxBytes < 0 {
 		return fmt.Errorf("lateness_threshold_us, sample_interval_ms, retry_limit and ampdu limits must not be negative")

@@ -41,7 +41,7 @@ type EngineOptions struct {
 // that: run it in a process of its own (`coopcc emu run`), not inside one
 // that starts other programs meanwhile.
 func Run(ctx context.Context, cfg Config, outDir string, ready io.Writer) (Report, error) {
-	return RunWith(ctx, cfg, EngineOptions{}, outDir, ready)
+	return RunWith(ctx, cfg, EngineOptions{Inline: cfg.Engine == "inline"}, outDir, ready)
 }
 
 // RunWith is Run with a choice of engine.

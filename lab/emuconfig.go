@@ -27,6 +27,7 @@ func EmuConfig(r Run, tb *Testbed) emu.Config {
 		Seed:           seed.Sum64()&0xffffffffffff | 1,
 		RetryLimit:     r.WLAN.RetryLimit,
 		AMPDUMaxFrames: r.WLAN.AMPDUMax,
+		Engine:         r.WLAN.Engine,
 		AP:             emu.APConfig{Queue: r.WLAN.APQueue, QueueFrames: r.WLAN.APQueueSize, RateControl: r.WLAN.RateControl},
 		Wire:           emu.WireConfig{Up: w, Down: w},
 		Server:         emu.Endpoint{Netns: tb.Server.Netns, Iface: tb.Server.Iface},

@@ -63,6 +63,9 @@ type WLAN struct {
 	RateControl string `toml:"rate_control" json:"rate_control,omitempty"`
 	// Profile fills unset keys from a named WLAN profile (WLANProfiles).
 	Profile string `toml:"profile" json:"profile,omitempty"`
+	// Engine is the emulator's real-time engine: "threaded" (default) or
+	// "inline" (docs/emulator.md).
+	Engine string `toml:"engine" json:"engine,omitempty"`
 }
 
 // WLANProfile is a named set of [wlan] defaults standing for a testbed.
@@ -436,6 +439,9 @@ func (s *Scenario) Validate() error {
 		}
 	}
 	checkRC("wlan.rate_control", s.WLAN.RateControl)
+	if e := s.WLAN.Engine; e != "" && e != "threaded" && e != "inline" {
+		add("wlan.engine %q: want \"threaded\" or \"inline\"", e)
+	}
 	emuPHY, _ := phy.Lookup(strings.TrimPrefix(s.WLAN.PHY, "802.11")) // the emulator's rate set
 	checkPER := func(key string, m map[string]float64) {
 		for _, k := range slices.Sorted(maps.Keys(m)) {
