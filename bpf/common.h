@@ -77,6 +77,27 @@ static __always_inline struct coopcc_bounds *coopcc_lookup(struct coopcc_key *ke
 	return bpf_map_lookup_elem(&coopcc_bnd, &def);
 }
 
+/* coopcc_remote_key fills key with a sockops connection's remote address
+ * (IPv4 as ::ffff:a.b.c.d); key must be zeroed. */
+static __always_inline void coopcc_remote_key(struct bpf_sock_ops *skops, struct coopcc_key *key)
+{
+	if (skops->family == 2 /* AF_INET */) {
+		__u32 a = skops->remote_ip4;
+
+		key->addr[10] = 0xff;
+		key->addr[11] = 0xff;
+		__builtin_memcpy(&key->addr[12], &a, 4);
+	} else {
+		__u32 a[4];
+
+		a[0] = skops->remote_ip6[0];
+		a[1] = skops->remote_ip6[1];
+		a[2] = skops->remote_ip6[2];
+		a[3] = skops->remote_ip6[3];
+		__builtin_memcpy(key->addr, a, 16);
+	}
+}
+
 static __always_inline void coopcc_count(struct coopcc_key *key, int lo)
 {
 	struct coopcc_counters *c = bpf_map_lookup_elem(&coopcc_cnt, key);

@@ -33,7 +33,6 @@
 
 char _license[] SEC("license") = "GPL";
 
-#define AF_INET 2
 #define SOL_SOCKET 1
 #define SOL_TCP 6
 #define SO_RCVBUF 8
@@ -61,25 +60,6 @@ struct {
 	__type(key, int);
 	__type(value, struct rcv_state);
 } coopcc_rcvst SEC(".maps");
-
-static __always_inline void key_of(struct bpf_sock_ops *skops, struct coopcc_key *key)
-{
-	if (skops->family == AF_INET) {
-		__u32 a = skops->remote_ip4;
-
-		key->addr[10] = 0xff;
-		key->addr[11] = 0xff;
-		__builtin_memcpy(&key->addr[12], &a, 4);
-	} else {
-		__u32 a[4];
-
-		a[0] = skops->remote_ip6[0];
-		a[1] = skops->remote_ip6[1];
-		a[2] = skops->remote_ip6[2];
-		a[3] = skops->remote_ip6[3];
-		__builtin_memcpy(key->addr, a, 16);
-	}
-}
 
 static __always_inline int get_clamp(struct bpf_sock_ops *skops)
 {
@@ -116,7 +96,7 @@ static __always_inline void apply(struct bpf_sock_ops *skops)
 	st = bpf_sk_storage_get(&coopcc_rcvst, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (!st)
 		return;
-	key_of(skops, &key);
+	coopcc_remote_key(skops, &key);
 	if (coopcc_live()) {
 		b = coopcc_lookup(&key);
 		if (b)

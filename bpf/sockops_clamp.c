@@ -19,7 +19,6 @@
 
 char _license[] SEC("license") = "GPL";
 
-#define AF_INET 2
 #define SOL_TCP 6
 #define TCP_BPF_SNDCWND_CLAMP 1002
 /* TCP_INFINITE_SSTHRESH: the value meaning "no clamp". */
@@ -50,21 +49,7 @@ static __always_inline void apply(struct bpf_sock_ops *skops)
 	if (!applied)
 		return;
 	if (coopcc_live()) {
-		if (skops->family == AF_INET) {
-			__u32 a = skops->remote_ip4;
-
-			key.addr[10] = 0xff;
-			key.addr[11] = 0xff;
-			__builtin_memcpy(&key.addr[12], &a, 4);
-		} else {
-			__u32 a[4];
-
-			a[0] = skops->remote_ip6[0];
-			a[1] = skops->remote_ip6[1];
-			a[2] = skops->remote_ip6[2];
-			a[3] = skops->remote_ip6[3];
-			__builtin_memcpy(key.addr, a, 16);
-		}
+		coopcc_remote_key(skops, &key);
 		b = coopcc_lookup(&key);
 		if (b && b->hi)
 			want = b->hi;

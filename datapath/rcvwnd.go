@@ -41,28 +41,17 @@ func OpenReceive(opts Options) (*Datapath, error) {
 }
 
 func openReceive(opts Options) (*Datapath, error) {
-	cookie, err := netnsCookie(opts.Netns)
+	spec, err := sockopsSpec(loadRcvwnd, "rcvwnd", opts.Netns)
 	if err != nil {
-		return nil, fmt.Errorf("namespace cookie: %w", err)
-	}
-	spec, err := loadRcvwnd()
-	if err != nil {
-		return nil, fmt.Errorf("parse rcvwnd object: %w", err)
-	}
-	if err := spec.Variables["netns_cookie"].Set(cookie); err != nil {
-		return nil, fmt.Errorf("set netns_cookie: %w", err)
+		return nil, err
 	}
 	var objs rcvwndObjects
 	if err := spec.LoadAndAssign(&objs, nil); err != nil {
 		return nil, fmt.Errorf("load the receive-window program (needs bpf_setsockopt(TCP_WINDOW_CLAMP) in sockops, Linux 6.0+): %w", explainLoadError(err))
 	}
-	now, err := monotonicNow()
-	if err == nil {
-		err = objs.CoopccCfg.Put(uint32(0), &cubicCoopccConfig{HeartbeatNs: now, LeaseNs: uint64(opts.Lease)})
-	}
-	if err != nil {
+	if err := primeHeartbeat(objs.CoopccCfg, opts.Lease); err != nil {
 		_ = objs.Close()
-		return nil, fmt.Errorf("write heartbeat: %w", err)
+		return nil, err
 	}
 	detach, err := attachSockops(objs.CoopccRcvwnd)
 	if err != nil {

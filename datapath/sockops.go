@@ -114,16 +114,9 @@ const staleAfter = 10 * time.Second
 // (fail-open). A clean Close detaches it; dead instances' programs are
 // detached by the next Open (see detachStaleSockops).
 func openSockops(opts Options) (*Datapath, error) {
-	cookie, err := netnsCookie(opts.Netns)
+	spec, err := sockopsSpec(loadSockops, "sockops", opts.Netns)
 	if err != nil {
-		return nil, fmt.Errorf("namespace cookie: %w", err)
-	}
-	spec, err := loadSockops()
-	if err != nil {
-		return nil, fmt.Errorf("parse sockops object: %w", err)
-	}
-	if err := spec.Variables["netns_cookie"].Set(cookie); err != nil {
-		return nil, fmt.Errorf("set netns_cookie: %w", err)
+		return nil, err
 	}
 	var objs sockopsObjects
 	if err := spec.LoadAndAssign(&objs, nil); err != nil {
@@ -148,13 +141,9 @@ func openSockops(opts Options) (*Datapath, error) {
 	opts.step(StepAdopted)
 	// A fresh heartbeat before attaching, so no other instance takes this
 	// one for dead.
-	now, err := monotonicNow()
-	if err == nil {
-		err = objs.CoopccCfg.Put(uint32(0), &cubicCoopccConfig{HeartbeatNs: now, LeaseNs: uint64(opts.Lease)})
-	}
-	if err != nil {
+	if err := primeHeartbeat(objs.CoopccCfg, opts.Lease); err != nil {
 		_ = objs.Close()
-		return nil, fmt.Errorf("write heartbeat: %w", err)
+		return nil, err
 	}
 	detach, err := attachSockops(objs.CoopccSockops)
 	if err != nil {
@@ -176,6 +165,37 @@ func openSockops(opts Options) (*Datapath, error) {
 		return errors.Join(err, objs.Close())
 	}
 	return d, nil
+}
+
+// sockopsSpec parses a sockops object (what names it in errors) and
+// restricts its program to the namespace ns (netns_cookie).
+func sockopsSpec(load func() (*ebpf.CollectionSpec, error), what, ns string) (*ebpf.CollectionSpec, error) {
+	cookie, err := netnsCookie(ns)
+	if err != nil {
+		return nil, fmt.Errorf("namespace cookie: %w", err)
+	}
+	spec, err := load()
+	if err != nil {
+		return nil, fmt.Errorf("parse %s object: %w", what, err)
+	}
+	if err := spec.Variables["netns_cookie"].Set(cookie); err != nil {
+		return nil, fmt.Errorf("set netns_cookie: %w", err)
+	}
+	return spec, nil
+}
+
+// primeHeartbeat writes a fresh heartbeat into an instance's config map
+// before its program is attached, so that no other instance takes it for
+// dead (detachStaleSockops).
+func primeHeartbeat(cfg *ebpf.Map, lease time.Duration) error {
+	now, err := monotonicNow()
+	if err == nil {
+		err = cfg.Put(uint32(0), &cubicCoopccConfig{HeartbeatNs: now, LeaseNs: uint64(lease)})
+	}
+	if err != nil {
+		return fmt.Errorf("write heartbeat: %w", err)
+	}
+	return nil
 }
 
 // attachSockops attaches prog to the cgroup v2 root with BPF_PROG_ATTACH
