@@ -9,32 +9,9 @@ import (
 	"time"
 
 	"github.com/coopcc/coopcc/agent"
+	"github.com/coopcc/coopcc/internal/flowtest"
 	"github.com/coopcc/coopcc/internal/nettest"
-	"github.com/coopcc/coopcc/monitor"
 )
-
-// dataFlow reads the iperf3 data connection on port in ns: the one that
-// moved the most bytes (sent or received).
-func dataFlow(t *testing.T, ns string, port uint16) (monitor.Flow, bool) {
-	t.Helper()
-	m, err := monitor.New(monitor.Options{Netns: ns, Filter: monitor.Filter{Port: port, States: []uint8{1}}})
-	if err != nil {
-		t.Fatalf("monitor %s: %v", ns, err)
-	}
-	defer m.Close()
-	flows, err := m.Snapshot()
-	if err != nil {
-		t.Fatalf("snapshot %s: %v", ns, err)
-	}
-	var best monitor.Flow
-	found := false
-	for _, f := range flows {
-		if !found || f.BytesAcked+f.BytesReceived > best.BytesAcked+best.BytesReceived {
-			best, found = f, true
-		}
-	}
-	return best, found
-}
 
 // TestAgentBoundsADownload runs the real agent on a terminal that downloads
 // through a 20 Mbit/s bottleneck with a long queue: with a static bound of
@@ -73,8 +50,8 @@ func TestAgentBoundsADownload(t *testing.T) {
 
 	var maxWnd, maxFlight, mss uint32
 	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
-		rcv, ok1 := dataFlow(t, sta.Name, 5201)
-		snd, ok2 := dataFlow(t, srv.Name, 5201)
+		rcv, ok1 := flowtest.DataFlow(t, sta.Name, 5201)
+		snd, ok2 := flowtest.DataFlow(t, srv.Name, 5201)
 		if !ok1 || !ok2 {
 			continue
 		}
@@ -90,7 +67,7 @@ func TestAgentBoundsADownload(t *testing.T) {
 	}
 	killed := time.Now()
 	for {
-		snd, ok := dataFlow(t, srv.Name, 5201)
+		snd, ok := flowtest.DataFlow(t, srv.Name, 5201)
 		if ok && snd.Unacked > 3*hi {
 			el := time.Since(killed)
 			t.Logf("released %v after SIGKILL (lease %v): flight %d", el, lease, snd.Unacked)

@@ -6,31 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coopcc/coopcc/monitor"
+	"github.com/coopcc/coopcc/internal/flowtest"
 )
-
-// dataFlow reads the iperf3 data connection on port 5201 in ns: the one that
-// moved the most bytes (sent, for the sender; received, for the receiver).
-func dataFlow(t *testing.T, ns string) (monitor.Flow, bool) {
-	t.Helper()
-	m, err := monitor.New(monitor.Options{Netns: ns, Filter: monitor.Filter{Port: 5201, States: []uint8{1}}})
-	if err != nil {
-		t.Fatalf("monitor %s: %v", ns, err)
-	}
-	defer m.Close()
-	flows, err := m.Snapshot()
-	if err != nil {
-		t.Fatalf("snapshot %s: %v", ns, err)
-	}
-	var best monitor.Flow
-	found := false
-	for _, f := range flows {
-		if !found || f.BytesAcked+f.BytesReceived > best.BytesAcked+best.BytesReceived {
-			best, found = f, true
-		}
-	}
-	return best, found
-}
 
 // rcvSample is one reading of both ends of a download.
 type rcvSample struct {
@@ -40,8 +17,8 @@ type rcvSample struct {
 }
 
 func sampleDownload(t *testing.T, n *testNet) (rcvSample, bool) {
-	r, ok1 := dataFlow(t, n.cli.Name)
-	s, ok2 := dataFlow(t, n.srv.Name)
+	r, ok1 := flowtest.DataFlow(t, n.cli.Name, 5201)
+	s, ok2 := flowtest.DataFlow(t, n.srv.Name, 5201)
 	return rcvSample{rcvWnd: r.RcvWnd, unacked: s.Unacked, mss: s.MSS}, ok1 && ok2
 }
 
