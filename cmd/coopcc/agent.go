@@ -26,6 +26,7 @@ type agentFlags struct {
 	statusSocket, lockDir         string
 	lease, monitorInterval        time.Duration
 	backend                       string
+	receive                       string
 	dst                           []string
 	dports                        []uint
 	guard                         bool
@@ -93,6 +94,7 @@ restore everything.`,
 	fl.DurationVar(&f.lease, "lease", 0, "bounds lapse this long after the last heartbeat (default 3s)")
 	fl.DurationVar(&f.monitorInterval, "monitor-interval", 0, "control-loop period: monitor, policy, datapath (default 500ms)")
 	fl.StringVar(&f.backend, "backend", "", "datapath backend: auto, struct_ops, sockops (default auto)")
+	fl.StringVar(&f.receive, "receive", "", "bound downloads through the advertised window: auto, on, off (default auto)")
 	fl.StringArrayVar(&f.dst, "dst", nil, "only bound flows to this address or prefix (repeatable)")
 	fl.UintSliceVar(&f.dports, "dport", nil, "only bound flows to these destination ports (comma-separated or repeated)")
 	fl.BoolVar(&f.guard, "guard", false, "enable the guard that switches control off when it costs throughput")
@@ -134,6 +136,7 @@ func loadAgentConfig(cmd *cobra.Command, f agentFlags) (agent.Config, error) {
 	set("lease", func() { cfg.Datapath.Lease.Duration = f.lease })
 	set("monitor-interval", func() { cfg.Monitor.Interval.Duration = f.monitorInterval })
 	set("backend", func() { cfg.Datapath.Backend = f.backend })
+	set("receive", func() { cfg.Datapath.Receive = f.receive })
 	set("dst", func() { cfg.Managed.Dst = f.dst })
 	if ch("dport") {
 		cfg.Managed.Ports = nil
