@@ -43,9 +43,12 @@ type Config struct {
 	// SpinMaxUs caps the real-time loop's adaptive busy-wait before each
 	// event (default 100 µs; lower saves CPU at the cost of precision).
 	SpinMaxUs float64 `toml:"spin_max_us"`
-	// Engine is the real-time engine: "threaded" (default: TAP writes on
-	// writer threads) or "inline" (writes on the timing thread, the engine
-	// before the threaded one). docs/emulator.md.
+	// Engine is the real-time engine: "threaded" (TAP writes on writer
+	// threads) or "inline" (writes on the timing thread, the engine before
+	// the threaded one). Default: threaded for 802.11n/ac, inline for b/g,
+	// whose frame rates the inline loop sustains (both reach the medium's
+	// capacity in `emu bench`) while the writer threads take CPU from the
+	// senders on a small machine. docs/emulator.md.
 	Engine string `toml:"engine"`
 	// SampleIntervalMs is the AP queue sampling period for apqueue.csv (default 10).
 	SampleIntervalMs float64 `toml:"sample_interval_ms"`
@@ -179,6 +182,9 @@ func (c *Config) Normalize() error {
 	switch c.Engine {
 	case "":
 		c.Engine = "threaded"
+		if p := strings.TrimPrefix(c.PHY, "802.11"); p == "b" || p == "g" {
+			c.Engine = "inline"
+		}
 	case "threaded", "inline":
 	default:
 		return fmt.Errorf("engine %q: use threaded or inline", c.Engine)

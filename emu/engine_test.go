@@ -137,3 +137,21 @@ func TestMobilityDisassociates(t *testing.T) {
 		t.Fatal("fer 2 accepted")
 	}
 }
+
+// The engine defaults by PHY: inline for 802.11b/g, threaded for n/ac; an
+// explicit choice stays; anything else is refused.
+func TestConfigEngineDefault(t *testing.T) {
+	for phy, want := range map[string]string{"g": "inline", "b": "inline", "n": "threaded", "ac": "threaded"} {
+		c := Config{PHY: phy, Stations: []Station{{}}}
+		if err := c.Normalize(); err != nil || c.Engine != want {
+			t.Errorf("phy %s: engine %q (%v), want %s", phy, c.Engine, err, want)
+		}
+	}
+	c := Config{PHY: "g", Engine: "threaded", Stations: []Station{{}}}
+	if err := c.Normalize(); err != nil || c.Engine != "threaded" {
+		t.Errorf("explicit threaded on g: %q %v", c.Engine, err)
+	}
+	if err := (&Config{Engine: "fast", Stations: []Station{{}}}).Normalize(); err == nil {
+		t.Error("engine fast accepted")
+	}
+}
