@@ -277,14 +277,9 @@ func (n *Node) drainLoop(d Drainer, closing *atomic.Bool) error {
 	for {
 		k, err := d.Drain(fn)
 		if err != nil {
-			if closing.Load() || errors.Is(err, net.ErrClosed) {
-				return nil
+			if stop, err := n.readFailed(err, closing, &consecutive); stop {
+				return err
 			}
-			n.readErrs.Add(1)
-			if consecutive++; consecutive > 100 {
-				return fmt.Errorf("receive: %w", err)
-			}
-			time.Sleep(10 * time.Millisecond)
 			continue
 		}
 		consecutive = 0
@@ -292,6 +287,21 @@ func (n *Node) drainLoop(d Drainer, closing *atomic.Bool) error {
 			time.Sleep(floodPause)
 		}
 	}
+}
+
+// readFailed handles a failed read of a receive loop: stop (with no error)
+// when the node is closing, stop with the error after more than 100
+// failures in a row, otherwise count it and pause before the next read.
+func (n *Node) readFailed(err error, closing *atomic.Bool, consecutive *int) (stop bool, _ error) {
+	if closing.Load() || errors.Is(err, net.ErrClosed) {
+		return true, nil
+	}
+	n.readErrs.Add(1)
+	if *consecutive++; *consecutive > 100 {
+		return true, fmt.Errorf("receive: %w", err)
+	}
+	time.Sleep(10 * time.Millisecond)
+	return false, nil
 }
 
 func (n *Node) receiveLoop(closing *atomic.Bool) error {
@@ -304,14 +314,9 @@ func (n *Node) receiveLoop(closing *atomic.Bool) error {
 	for {
 		k, from, err := n.cfg.Transport.Receive(buf)
 		if err != nil {
-			if closing.Load() || errors.Is(err, net.ErrClosed) {
-				return nil
+			if stop, err := n.readFailed(err, closing, &consecutive); stop {
+				return err
 			}
-			n.readErrs.Add(1)
-			if consecutive++; consecutive > 100 {
-				return fmt.Errorf("receive: %w", err)
-			}
-			time.Sleep(10 * time.Millisecond)
 			continue
 		}
 		consecutive = 0
