@@ -99,18 +99,18 @@ type Counts struct {
 
 // tickState is what the last tick saw and decided.
 type tickState struct {
-	At       time.Time
-	Flows    []Flow     // managed flows
-	Down     []downFlow // their receive side, same index
-	Active   int
-	Peers    []PeerStatus
-	N        int
-	Decision Decision
-	Reason   string
-	Guard    GuardStatus
-	Own      PeerStatus
-	TickTime time.Duration
-	Err      string
+	At        time.Time
+	Flows     []Flow     // managed flows
+	Downloads []FlowView // the downloads among them, as the policy saw them
+	Active    int
+	Peers     []PeerStatus
+	N         int
+	Decision  Decision
+	Reason    string
+	Guard     GuardStatus
+	Own       PeerStatus
+	TickTime  time.Duration
+	Err       string
 }
 
 // New builds an agent from a validated configuration.
@@ -263,13 +263,16 @@ func (a *Agent) Tick(now time.Time) {
 	down := a.down.observe(now, flows)
 	a.mu.Unlock()
 	pathMin := pathMinRTT(flows)
+	var downloads []FlowView
 	for i, f := range flows {
 		if d := down[i]; d.Rate > 0 {
 			// A download: bounded through the window this host
 			// advertises, in the same budget as the uploads.
 			active++
 			agg += d.Rate
-			view.Flows = append(view.Flows, downloadView(f, d, pathMin[f.Dst.Addr()]))
+			v := downloadView(f, d, pathMin[f.Dst.Addr()])
+			downloads = append(downloads, v)
+			view.Flows = append(view.Flows, v)
 			continue
 		}
 		act := isActive(f)
@@ -332,7 +335,7 @@ func (a *Agent) Tick(now time.Time) {
 	if n <= 1 && agg > a.capab {
 		a.capab = agg
 	}
-	a.last = tickState{At: now, Flows: flows, Down: down, Active: active, Peers: peers, N: n, Decision: dec, Reason: reason, Guard: gs}
+	a.last = tickState{At: now, Flows: flows, Downloads: downloads, Active: active, Peers: peers, N: n, Decision: dec, Reason: reason, Guard: gs}
 	a.last.Own = a.ownStatusLocked(pol.Name())
 	a.last.TickTime = time.Since(start)
 	if !ok {

@@ -55,13 +55,7 @@ func (a *Agent) ownStatusLocked(polName string) PeerStatus {
 	}
 	s.AppLimited = s.ActiveFlows == 0 || appLimited
 	s.Capability = uint64(a.capab)
-	b := a.applied[defaultDst]
-	best := 0
-	for d, c := range perDst {
-		if pb, ok := a.applied[d]; ok && c > best {
-			b, best = pb, c
-		}
-	}
+	b := a.mostAppliedLocked(perDst)
 	s.Lo, s.Hi = b.Lo, b.Hi
 	s.Policy = polName
 	a.addDownloadsLocked(&s)
@@ -69,39 +63,39 @@ func (a *Agent) ownStatusLocked(polName string) PeerStatus {
 }
 
 // addDownloadsLocked fills the download fields of the own status from the
-// last tick's receive side: the downloading flows, their receive rate, the
-// mean receive-side RTT and the receive bound applied to most of them.
+// last tick's downloads as the policy saw them (downloadView): their count,
+// receive rate, mean receive-side RTT, the smallest base RTT of their paths
+// and the receive bound applied to most of them.
 func (a *Agent) addDownloadsLocked(s *PeerStatus) {
 	var srtt time.Duration
 	perDst := map[netip.Addr]int{}
-	pathMin := pathMinRTT(a.last.Flows)
-	for i, f := range a.last.Flows {
-		if i >= len(a.last.Down) || a.last.Down[i].Rate <= 0 {
-			continue
-		}
+	for _, v := range a.last.Downloads {
 		s.DownFlows++
-		s.DownRate += uint64(a.last.Down[i].Rate)
-		rtt := f.RcvRTT
-		if rtt == 0 {
-			rtt = f.SRTT
-		}
-		srtt += rtt
-		perDst[f.Dst.Addr()]++
-		if base := downloadView(f, a.last.Down[i], pathMin[f.Dst.Addr()]).MinRTT; base > 0 && (s.MinRTT == 0 || base < s.MinRTT) {
-			s.MinRTT = base
+		s.DownRate += uint64(v.DeliveryRate)
+		srtt += v.SRTT
+		perDst[v.Dst]++
+		if v.MinRTT > 0 && (s.MinRTT == 0 || v.MinRTT < s.MinRTT) {
+			s.MinRTT = v.MinRTT
 		}
 	}
 	if s.DownFlows == 0 {
 		return
 	}
 	s.DownSRTT = srtt / time.Duration(s.DownFlows)
+	s.RcvHi = a.mostAppliedLocked(perDst).Hi
+}
+
+// mostAppliedLocked returns the bounds applied to the destination with the
+// most flows in perDst (the default entry's when none has its own).
+func (a *Agent) mostAppliedLocked(perDst map[netip.Addr]int) DPBounds {
+	b := a.applied[defaultDst]
 	best := 0
-	s.RcvHi = a.applied[defaultDst].Hi
 	for d, c := range perDst {
 		if pb, ok := a.applied[d]; ok && c > best {
-			s.RcvHi, best = pb.Hi, c
+			b, best = pb, c
 		}
 	}
+	return b
 }
 
 // StatusReport is what `coopcc agent status` shows.
