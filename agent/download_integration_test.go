@@ -48,6 +48,16 @@ func TestAgentBoundsADownload(t *testing.T) {
 		return r.Own.DownFlows > 0 && r.Own.RcvHi == hi
 	})
 
+	// The bound applies as data arrives (TCP never shrinks an advertised
+	// window): the flight of before the agent's first bound drains first.
+	settled := false
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end) && !settled; time.Sleep(50 * time.Millisecond) {
+		snd, ok := flowtest.DataFlow(t, srv.Name, 5201)
+		settled = ok && snd.Unacked <= hi+1
+	}
+	if !settled {
+		t.Fatalf("the server's flight did not come down to the bound of %d segments within 3 s", hi)
+	}
 	var maxWnd, maxFlight, mss uint32
 	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
 		rcv, ok1 := flowtest.DataFlow(t, sta.Name, 5201)
