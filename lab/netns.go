@@ -124,14 +124,13 @@ func removeNetnsFile(path string) error {
 	}
 	for try := 0; ; try++ {
 		err := os.Remove(path)
-		if err == nil || errors.Is(err, fs.ErrNotExist) {
+		switch {
+		case err == nil || errors.Is(err, fs.ErrNotExist):
 			return nil
-		}
-		if !errors.Is(err, unix.EBUSY) || try == 20 {
-			if errors.Is(err, unix.EBUSY) {
-				return fmt.Errorf("%w (its mount is hidden under a later bind mount of %s, made by `ip netns` while it existed; it goes away with `umount -l %s` when no other namespace is in use, or at reboot)", err, netnsDir, netnsDir)
-			}
+		case !errors.Is(err, unix.EBUSY):
 			return err
+		case try == 20:
+			return fmt.Errorf("%w (its mount is hidden under a later bind mount of %s, made by `ip netns` while it existed; it goes away with `umount -l %s` when no other namespace is in use, or at reboot)", err, netnsDir, netnsDir)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
