@@ -137,6 +137,9 @@ func (b bothSides) Counters() (map[netip.Addr]DPCounters, error) {
 	if err != nil {
 		return nil, err
 	}
+	if out == nil {
+		out = map[netip.Addr]DPCounters{}
+	}
 	rc, err := b.recv.Counters()
 	if err != nil {
 		return nil, err

@@ -35,9 +35,6 @@ func (a *Agent) ownStatusLocked(polName string) PeerStatus {
 		s.Cwnd += f.Cwnd
 		s.DeliveryRate += f.DeliveryRate
 		srtt += f.SRTT
-		if f.MinRTT > 0 && (s.MinRTT == 0 || f.MinRTT < s.MinRTT) {
-			s.MinRTT = f.MinRTT
-		}
 		appLimited = appLimited && f.AppLimited
 		perDst[f.Dst.Addr()]++
 	}
@@ -48,9 +45,10 @@ func (a *Agent) ownStatusLocked(polName string) PeerStatus {
 	// active data connection's first samples come from its own slow-start
 	// bursts, while an idle connection to the same destination (iperf3's
 	// control connection) measured the empty path at setup.
-	for _, f := range a.last.Flows {
-		if perDst[f.Dst.Addr()] > 0 && f.MinRTT > 0 && f.MinRTT < s.MinRTT {
-			s.MinRTT = f.MinRTT
+	pathMin := pathMinRTT(a.last.Flows)
+	for d := range perDst {
+		if m := pathMin[d]; m > 0 && (s.MinRTT == 0 || m < s.MinRTT) {
+			s.MinRTT = m
 		}
 	}
 	s.AppLimited = s.ActiveFlows == 0 || appLimited
