@@ -185,14 +185,10 @@ func newCoop(p Params) *coop {
 
 func (c *coop) Name() string { return "coop" }
 
-// terminal is one member of the sharing group as coop sees it.
-type terminal struct {
-	base, queue time.Duration
-	rate        float64
-	appLimited  bool
-	capability  float64
-}
-
+// Decide is one evaluation: form the group, then (unless competitive mode
+// or the first measurement decides otherwise) step the capacity estimate,
+// share it and turn the shares into windows. The phases are pure functions
+// in coop_phases.go.
 func (c *coop) Decide(v View) Decision {
 	cp := c.p.Coop
 	gs := groupByDst(v.Flows, c.p.MSS)
@@ -204,123 +200,40 @@ func (c *coop) Decide(v View) Decision {
 	if !eval {
 		return copyDecision(c.last)
 	}
-
 	c.rememberRates(gs, update)
-	var peers []terminal
-	for _, pv := range v.Peers {
-		if pv.ActiveFlows <= 0 {
-			continue
-		}
-		t := terminal{base: max(pv.MinRTT, 0), rate: finiteOr0(pv.DeliveryRate), appLimited: pv.AppLimited, capability: finiteOr0(pv.Capability)}
-		if pv.MinRTT > 0 && pv.SRTT > pv.MinRTT {
-			t.queue = pv.SRTT - pv.MinRTT
-		}
-		peers = append(peers, t)
-	}
-	// No peer heard: a group of one. There is nothing to share, but the
-	// same law bounds this terminal's own queue (a single laptop on a
-	// bloated AP should get low latency too), the elasticity test hands the
-	// medium back to plain CUBIC beside hosts that fill the queue, and
-	// before the first inflation the lower bound of solo mode applies.
-
-	// Self as a terminal: smallest base RTT, median queueing delay of its
-	// destinations, summed rate. Per destination the SRTT is that of the
-	// network-limited flows (an idle connection's SRTT is stale: see
-	// groupByDst) but the min RTT is the smallest of all flows on that path:
-	// a data connection's first RTT samples come from its own slow-start
-	// bursts (15.7 ms on a 4 ms path in the testbed) while the idle control
-	// connection measured the empty path at setup.
-	self := terminal{capability: cp.Capability, appLimited: true}
-	var selfQ []time.Duration
-	for _, g := range gs {
-		if g.MinRTT > 0 && (self.base == 0 || g.MinRTT < self.base) {
-			self.base = g.MinRTT
-		}
-		if g.MinRTT > 0 {
-			selfQ = append(selfQ, max(g.SRTT-g.MinRTT, 0))
-		}
-		self.rate += g.Rate
-		if g.Bulk > 0 {
-			self.appLimited = false
-		}
-	}
-	self.queue = median(selfQ)
+	self := selfTerminal(gs, cp.Capability)
 	c.peakRate = max(c.peakRate*0.995, self.rate)
-	terms := append([]terminal{self}, peers...)
-
-	// Group delay statistics, in seconds (float: no overflow on huge inputs).
-	var sumBase, measured float64
-	var nBase int
-	var queues []time.Duration
-	for _, t := range terms {
-		measured += t.rate
-		if t.base > 0 {
-			sumBase += t.base.Seconds()
-			nBase++
-			queues = append(queues, t.queue)
-		}
-	}
-	if nBase == 0 {
+	g, ok := formGroup(self, peerTerminals(v.Peers))
+	if !ok {
 		c.capacity = 0
-		c.last = Decision{Reason: fmt.Sprintf("coop: %d peers heard but no RTT known yet; no bounds", len(peers))}
+		c.last = Decision{Reason: fmt.Sprintf("coop: %d peers heard but no RTT known yet; no bounds", g.peers)}
 		return copyDecision(c.last)
 	}
-	rbar := sumBase / float64(nBase) // s
-	d := median(queues).Seconds()
-	ratio := (rbar + d) / rbar
-	nTerms := float64(len(terms))
-	mssF := float64(c.p.MSS)
+	c.last = c.evaluate(v, gs, g, update)
+	return copyDecision(c.last)
+}
 
-	// Target queueing delay d* = max((ρ*−1)·R̄, QueueSegments·MSS·n/C): the
-	// relative target, but never less than the time the bottleneck needs to
-	// serve QueueSegments (2: one delayed-ACK pair) from every terminal at
-	// the capacity the windows are sized for. On short paths (4 ms: d* by
-	// ratio alone is 1 ms, less than one 802.11 contention round of a few
-	// stations plus a delayed ACK) the relative target cannot be met even
-	// with no queue of ours, and "inflated" would never clear. With the same
-	// C in the windows, this floor is exactly QueueSegments extra segments
-	// per terminal. The comparison uses the estimate the current windows
-	// were sized for (the measurement before the first estimate).
-	targetQueue := func(capacity float64) float64 {
-		dq := (cp.TargetRatio - 1) * rbar
-		if capacity > 0 {
-			dq = max(dq, float64(cp.QueueSegments)*mssF*nTerms/capacity)
-		}
-		return dq
-	}
+// evaluate decides for a group whose delay is known.
+func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
+	cp := c.p.Coop
+	mss := float64(c.p.MSS)
+	// The comparison uses the estimate the current windows were sized for
+	// (the measurement before the first estimate).
 	capRef := c.capacity
 	if capRef == 0 {
-		capRef = measured
+		capRef = g.measured
 	}
-	dStar := targetQueue(capRef) // s
-	targetRatio := (rbar + dStar) / rbar
-	inflated := d >= dStar
-
-	// The capacity floor is HiFloor segments per terminal per base RTT, the
-	// least the windows carry anyway: a cut below it changes no window, so
-	// the elasticity test sees the capacity the windows actually follow.
-	floor := float64(cp.HiFloor) * mssF * nTerms / rbar
-	effective := 0.0
-	if c.capacity > 0 {
-		effective = max(c.capacity, floor)
-	}
+	dStar := targetQueue(cp, g, mss, capRef) // s
+	targetRatio := (g.rbar + dStar) / g.rbar
+	inflated := g.d >= dStar
 
 	// Switching off when it does not help (papers/004 §VI): when the queue
 	// does not shrink while the cooperating group cuts its windows, it is
 	// not ours (compete, coop_compete.go): no bounds for the off period,
 	// then a fresh start (the capacity is measured again).
 	if !cp.DisableSwitchOff {
-		if off, why := c.comp.off(v.Now); off {
-			c.last = Decision{Reason: fmt.Sprintf("%s; now ratio %.2f", why, ratio)}
-			return copyDecision(c.last)
-		}
-		if c.comp.retry(v.Now) {
-			c.capacity = 0
-		}
-		if why := c.comp.observe(v.Now, cp, len(terms), d, dStar, rbar, effective, floor, measured); why != "" {
-			c.capacity = 0
-			c.last = c.restore(gs, why)
-			return copyDecision(c.last)
+		if d, done := c.switchOff(v.Now, gs, g, dStar, mss); done {
+			return d
 		}
 	}
 
@@ -328,153 +241,69 @@ func (c *coop) Decide(v View) Decision {
 	// measurement of capacity (the path is not saturated): no upper bound,
 	// only the lower bound of solo mode. At the first inflation the sum of
 	// delivery rates is the path's throughput: that starts the estimate.
-	if c.capacity == 0 && (!inflated || !(measured > 0)) {
-		c.last = c.solo(gs, fmt.Sprintf("coop: %d terminals, ratio %.2f (target %.2f), measured %.0f B/s: capacity not measured yet (no upper bound)", len(terms), ratio, targetRatio, measured))
-		return copyDecision(c.last)
+	if c.capacity == 0 && (!inflated || !(g.measured > 0)) {
+		return c.solo(gs, fmt.Sprintf("coop: %d terminals, ratio %.2f (target %.2f), measured %.0f B/s: capacity not measured yet (no upper bound)", len(g.terms), g.ratio(), targetRatio, g.measured))
 	}
 	gain := 1.0
-	if c.capacity == 0 {
-		c.capacity = max(measured, nTerms*mssF)
+	switch {
+	case c.capacity == 0:
+		c.capacity = max(g.measured, g.n()*mss)
 		if !cp.DisableSwitchOff {
 			// The first measurement comes at the first inflation: the
 			// elasticity test starts with it, so the first windows are a
 			// probe at today's queue, not a slam to the target's.
-			c.comp.begin(v.Now, len(terms), d, c.capacity, measured)
+			c.comp.begin(v.Now, len(g.terms), g.d, c.capacity, g.measured)
 		}
-	} else if update {
-		// g = ((R̄+d*)/(R̄+d))^k = (ρ_t/ρ)^k, clamped. The step starts
-		// from max(C, measured): what the terminals deliver is proof of
-		// capacity. Above the target the bottleneck is busy and delivers
-		// C₀ < C, so C·g: the error shrinks by (1−k) per tick,
-		// monotonically. Below the target with the bottleneck still busy
-		// the sum is C₀ itself (C₀·g: at most a k-sized overshoot); with
-		// an idle bottleneck it is C·(R̄+d*)/R̄ (a ×ρ_t·g probe per tick).
-		// It also lets the estimate rise while the RTT is inflated when
-		// the delivery rate grows (windows rounded up, a path that got
-		// faster).
-		gain = min(max(math.Pow((rbar+dStar)/(rbar+d), cp.Gain), cp.GainMin), cp.GainMax)
-		if d <= dStar/4 {
-			// The bottleneck is idle (a quarter of the target queue or
-			// less): nothing to overshoot yet, probe at GainMax. With
-			// measured ≈ C·(R̄+d*)/R̄ that is ×1.56 per tick, against
-			// ×1.4 by the law alone (6 s to ramp from a slow-start
-			// estimate at 256 ms in the testbed).
-			gain = cp.GainMax
-		}
-		c.capacity = max(c.capacity, measured) * gain
-		if measured > 0 {
-			c.capacity = min(c.capacity, cp.ProbeCap*measured)
-			if inflated {
-				c.capacity = min(c.capacity, cp.BusyCap*measured)
-			}
-		}
-		// Only a guard against 0: a low C raises d* (QueueSegments per
-		// terminal at C), so the queue counts as below target and C grows.
-		// While the elasticity test runs, one cut is the probe (compete.hold).
-		c.capacity = max(c.capacity, nTerms*mssF, c.comp.hold())
+	case update:
+		c.capacity, gain = nextCapacity(cp, g, c.capacity, dStar, mss, c.comp.hold())
 	}
-	// The windows below use the target for the new estimate; while the
+	// The windows use the target for the new estimate; while the
 	// elasticity test runs they are sized for the queue as it is: the probe
 	// is a cut of a third of what is in flight, not a slam to the target's
 	// window (4× at 256 ms behind a second of someone else's queue, 100× at
 	// 4 ms), and a queue of the group then drains with the windows
 	// following it down (coop_compete.go).
-	dStar = targetQueue(c.capacity)
+	dStar = targetQueue(cp, g, mss, c.capacity)
 	windowQueue := dStar
 	if c.comp.open() {
-		windowQueue = max(dStar, d)
+		windowQueue = max(dStar, g.d)
 	}
+	share := terminalShare(cp, g.terms, c.capacity)
+	per, targets := flowBounds(cp, v.Flows, share, g.rbar, windowQueue, inflated, c.p.MSS)
+	c.targets, c.dStar = targets, seconds(dStar)
 
-	// Terminal shares. The bound is a cap, not an allocation: this terminal
-	// is always counted as unlimited (so an app-limited flow of ours may
-	// still grow to its fair share), the peers with their demands.
-	demands := make([]float64, len(terms))
-	weights := make([]float64, len(terms))
-	meanCap, nCap := 0.0, 0
-	for _, t := range terms {
-		if t.capability > 0 {
-			meanCap += t.capability
-			nCap++
-		}
-	}
-	if nCap > 0 {
-		meanCap /= float64(nCap)
-	}
-	for i, t := range terms {
-		demands[i] = math.Inf(1)
-		if i > 0 && t.appLimited {
-			demands[i] = t.rate * (1 + cp.Headroom)
-		}
-		weights[i] = 1
-		if cp.WeightByCapability {
-			switch {
-			case t.capability > 0:
-				weights[i] = t.capability
-			case nCap > 0:
-				weights[i] = meanCap
-			}
-		}
-	}
-	selfShare := MaxMinShares(c.capacity, demands, weights)[0]
-
-	// Own flows: the same, each flow's cap computed with its own demand
-	// unlimited and the other flows' app-limited demands as they are.
-	flowDemands := make([]float64, len(v.Flows))
-	for i, f := range v.Flows {
-		flowDemands[i] = math.Inf(1)
-		if f.AppLimited {
-			flowDemands[i] = finiteOr0(f.DeliveryRate) * (1 + cp.Headroom)
-		}
-	}
-
-	per := map[netip.Addr]Bounds{}
-	clear(c.targets)
-	for i, f := range v.Flows {
-		saved := flowDemands[i]
-		flowDemands[i] = math.Inf(1)
-		r := MaxMinShares(selfShare, flowDemands, nil)[i]
-		flowDemands[i] = saved
-		base := f.MinRTT.Seconds()
-		if base <= 0 {
-			base = rbar
-		}
-		mss := f.MSS
-		if mss == 0 {
-			mss = c.p.MSS
-		}
-		// Rounded to the nearest segment: rounding down biased every
-		// window low (2 terminals at 4 ms stuck at hi 2, 2.27 → 2); the
-		// estimate C absorbs what is left of the rounding.
-		hi := max(cp.HiFloor, toSegments(math.Round(r*(base+windowQueue)/float64(mss))))
-		var lo uint32
-		if !inflated {
-			lo = min(toSegments(cp.LoFraction*float64(hi)), hi)
-		}
-		b, seen := per[f.Dst]
-		if !seen {
-			b = Bounds{Lo: lo, Hi: hi}
-		} else {
-			b = Bounds{Lo: min(b.Lo, lo), Hi: max(b.Hi, hi)}
-		}
-		per[f.Dst] = b
-		if r > c.targets[f.Dst] {
-			c.targets[f.Dst] = r
-		}
-	}
-	c.dStar = seconds(dStar)
-
-	var parts []string
-	for _, g := range gs {
-		b := per[g.Dst]
-		parts = append(parts, fmt.Sprintf("%s: %.0f B/s → hi %d lo %d", dstName(g.Dst), c.targets[g.Dst], b.Hi, b.Lo))
-	}
 	state := "not inflated"
 	if inflated {
 		state = "inflated"
 	}
-	c.last = decision(per, fmt.Sprintf("coop: %d terminals (%d peers), capacity %.0f B/s (measured %.0f, gain %.3f), ratio %.2f %s (target %.2f; base %v, queue %v, target queue %v), share %.0f B/s; %s",
-		len(terms), len(peers), c.capacity, measured, gain, ratio, state, targetRatio, seconds(rbar), seconds(d), seconds(dStar), selfShare, strings.Join(parts, "; ")))
-	return copyDecision(c.last)
+	return decision(per, fmt.Sprintf("coop: %d terminals (%d peers), capacity %.0f B/s (measured %.0f, gain %.3f), ratio %.2f %s (target %.2f; base %v, queue %v, target queue %v), share %.0f B/s; %s",
+		len(g.terms), g.peers, c.capacity, g.measured, gain, g.ratio(), state, targetRatio, seconds(g.rbar), seconds(g.d), seconds(dStar), share, boundsReason(gs, per, targets)))
+}
+
+// switchOff runs the elasticity test (coop_compete.go): while competitive
+// mode is on, or when this evaluation enters it, it returns that decision
+// and done = true.
+func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float64) (Decision, bool) {
+	cp := c.p.Coop
+	if off, why := c.comp.off(now); off {
+		return Decision{Reason: fmt.Sprintf("%s; now ratio %.2f", why, g.ratio())}, true
+	}
+	if c.comp.retry(now) {
+		c.capacity = 0
+	}
+	// The capacity floor is HiFloor segments per terminal per base RTT, the
+	// least the windows carry anyway: a cut below it changes no window, so
+	// the elasticity test sees the capacity the windows actually follow.
+	floor := float64(cp.HiFloor) * mss * g.n() / g.rbar
+	effective := 0.0
+	if c.capacity > 0 {
+		effective = max(c.capacity, floor)
+	}
+	if why := c.comp.observe(now, cp, len(g.terms), g.d, dStar, g.rbar, effective, floor, g.measured); why != "" {
+		c.capacity = 0
+		return c.restore(gs, why), true
+	}
+	return Decision{}, false
 }
 
 // rememberRates keeps, per destination, a decaying maximum of the per-flow

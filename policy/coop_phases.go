@@ -1,0 +1,250 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+	"net/netip"
+	"strings"
+	"time"
+)
+
+// The phases of one coop evaluation (Decide), each a pure function of what
+// the evaluation measured and the controller's state, so each can be tested
+// alone: formGroup (who shares, and the group's delay), targetQueue (d*),
+// nextCapacity (the control law), terminalShare (max-min by demand) and
+// flowBounds (rates to windows).
+
+// terminal is one member of the sharing group as coop sees it.
+type terminal struct {
+	base, queue time.Duration
+	rate        float64
+	appLimited  bool
+	capability  float64
+}
+
+// group is what one evaluation knows of the sharing group: its terminals
+// (self first) and their delay statistics, in seconds (float: no overflow on
+// huge inputs).
+type group struct {
+	terms    []terminal
+	peers    int
+	rbar     float64 // R̄: mean base RTT of the terminals that know one
+	d        float64 // median queueing delay over those terminals
+	measured float64 // Σ delivery rates, B/s
+}
+
+func (g group) n() float64     { return float64(len(g.terms)) }
+func (g group) ratio() float64 { return (g.rbar + g.d) / g.rbar }
+
+// selfTerminal is this terminal as a member of the group: smallest base RTT,
+// median queueing delay of its destinations, summed rate. Per destination
+// the SRTT is that of the network-limited flows (an idle connection's SRTT
+// is stale: see groupByDst) but the min RTT is the smallest of all flows on
+// that path: a data connection's first RTT samples come from its own
+// slow-start bursts (15.7 ms on a 4 ms path in the testbed) while the idle
+// control connection measured the empty path at setup.
+func selfTerminal(gs []dstGroup, capability float64) terminal {
+	self := terminal{capability: capability, appLimited: true}
+	var qs []time.Duration
+	for _, g := range gs {
+		if g.MinRTT > 0 && (self.base == 0 || g.MinRTT < self.base) {
+			self.base = g.MinRTT
+		}
+		if g.MinRTT > 0 {
+			qs = append(qs, max(g.SRTT-g.MinRTT, 0))
+		}
+		self.rate += g.Rate
+		if g.Bulk > 0 {
+			self.appLimited = false
+		}
+	}
+	self.queue = median(qs)
+	return self
+}
+
+// peerTerminals are the peers with active flows. No peer heard is a group of
+// one: nothing to share, but the same law bounds this terminal's own queue
+// (a single laptop on a bloated AP should get low latency too).
+func peerTerminals(pvs []PeerView) []terminal {
+	var out []terminal
+	for _, pv := range pvs {
+		if pv.ActiveFlows <= 0 {
+			continue
+		}
+		t := terminal{base: max(pv.MinRTT, 0), rate: finiteOr0(pv.DeliveryRate), appLimited: pv.AppLimited, capability: finiteOr0(pv.Capability)}
+		if pv.MinRTT > 0 && pv.SRTT > pv.MinRTT {
+			t.queue = pv.SRTT - pv.MinRTT
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// formGroup forms the group and its delay statistics: R̄ the mean base RTT,
+// d the median queueing delay (all uploads queue behind the same AP, so d is
+// common; the median ignores one terminal with a local queue of its own).
+// ok is false while no terminal knows its base RTT.
+func formGroup(self terminal, peers []terminal) (g group, ok bool) {
+	g.terms = append([]terminal{self}, peers...)
+	g.peers = len(peers)
+	var sumBase float64
+	var queues []time.Duration
+	for _, t := range g.terms {
+		g.measured += t.rate
+		if t.base > 0 {
+			sumBase += t.base.Seconds()
+			queues = append(queues, t.queue)
+		}
+	}
+	if len(queues) == 0 {
+		return g, false
+	}
+	g.rbar = sumBase / float64(len(queues))
+	g.d = median(queues).Seconds()
+	return g, true
+}
+
+// targetQueue is the target queueing delay d* = max((ρ*−1)·R̄,
+// QueueSegments·MSS·n/C), seconds: the relative target, but never less than
+// the time the bottleneck needs to serve QueueSegments (2: one delayed-ACK
+// pair) from every terminal at the capacity the windows are sized for. On
+// short paths (4 ms: d* by ratio alone is 1 ms, less than one 802.11
+// contention round of a few stations plus a delayed ACK) the relative
+// target cannot be met even with no queue of ours, and "inflated" would
+// never clear. With the same C in the windows, this floor is exactly
+// QueueSegments extra segments per terminal. capacity 0: no floor.
+func targetQueue(cp CoopParams, g group, mss, capacity float64) float64 {
+	dq := (cp.TargetRatio - 1) * g.rbar
+	if capacity > 0 {
+		dq = max(dq, float64(cp.QueueSegments)*mss*g.n()/capacity)
+	}
+	return dq
+}
+
+// nextCapacity is one step of the control law from the estimate c (> 0):
+// g = ((R̄+d*)/(R̄+d))^k = (ρ_t/ρ)^k, clamped, applied to max(C, measured) —
+// what the terminals deliver is proof of capacity. Above the target the
+// bottleneck is busy and delivers C₀ < C, so C·g: the error shrinks by (1−k)
+// per tick, monotonically. Below the target with the bottleneck still busy
+// the sum is C₀ itself (C₀·g: at most a k-sized overshoot); with an idle
+// bottleneck it is C·(R̄+d*)/R̄ (a ×ρ_t·g probe per tick). It also lets the
+// estimate rise while the RTT is inflated when the delivery rate grows
+// (windows rounded up, a path that got faster). hold is the least estimate
+// the elasticity test allows (compete.hold). It returns the new estimate and
+// the gain applied.
+func nextCapacity(cp CoopParams, g group, c, dStar, mss, hold float64) (float64, float64) {
+	gain := min(max(math.Pow((g.rbar+dStar)/(g.rbar+g.d), cp.Gain), cp.GainMin), cp.GainMax)
+	if g.d <= dStar/4 {
+		// The bottleneck is idle (a quarter of the target queue or less):
+		// nothing to overshoot yet, probe at GainMax. With measured ≈
+		// C·(R̄+d*)/R̄ that is ×1.56 per tick, against ×1.4 by the law alone
+		// (6 s to ramp from a slow-start estimate at 256 ms in the testbed).
+		gain = cp.GainMax
+	}
+	c = max(c, g.measured) * gain
+	if g.measured > 0 {
+		c = min(c, cp.ProbeCap*g.measured)
+		if g.d >= dStar {
+			c = min(c, cp.BusyCap*g.measured)
+		}
+	}
+	// Only a guard against 0: a low C raises d* (QueueSegments per terminal
+	// at C), so the queue counts as below target and C grows. While the
+	// elasticity test runs, one cut is the probe (compete.hold).
+	return max(c, g.n()*mss, hold), gain
+}
+
+// terminalShare is this terminal's share of the capacity by weighted max-min.
+// The bound is a cap, not an allocation: this terminal (terms[0]) always
+// counts as unlimited, so an app-limited flow of ours may still grow to its
+// fair share; the peers count with their demands.
+func terminalShare(cp CoopParams, terms []terminal, capacity float64) float64 {
+	demands := make([]float64, len(terms))
+	weights := make([]float64, len(terms))
+	meanCap, nCap := 0.0, 0
+	for _, t := range terms {
+		if t.capability > 0 {
+			meanCap += t.capability
+			nCap++
+		}
+	}
+	if nCap > 0 {
+		meanCap /= float64(nCap)
+	}
+	for i, t := range terms {
+		demands[i] = math.Inf(1)
+		if i > 0 && t.appLimited {
+			demands[i] = t.rate * (1 + cp.Headroom)
+		}
+		weights[i] = 1
+		if cp.WeightByCapability {
+			switch {
+			case t.capability > 0:
+				weights[i] = t.capability
+			case nCap > 0:
+				weights[i] = meanCap
+			}
+		}
+	}
+	return MaxMinShares(capacity, demands, weights)[0]
+}
+
+// flowBounds splits the terminal's share over its own flows the same way
+// (each flow's cap computed with its own demand unlimited, the other flows'
+// app-limited demands as they are) and turns each flow's rate r into a
+// window for the queueing delay q: hi = max(HiFloor, r·(R_f + q)/MSS), R_f
+// the flow's own base RTT (rbar if unknown), so flows with different wired
+// delays get equal rates. lo = LoFraction·hi unless inflated. It returns
+// the bounds and the rate targets per destination.
+func flowBounds(cp CoopParams, flows []FlowView, share, rbar, q float64, inflated bool, defMSS uint32) (map[netip.Addr]Bounds, map[netip.Addr]float64) {
+	demands := make([]float64, len(flows))
+	for i, f := range flows {
+		demands[i] = math.Inf(1)
+		if f.AppLimited {
+			demands[i] = finiteOr0(f.DeliveryRate) * (1 + cp.Headroom)
+		}
+	}
+	per := map[netip.Addr]Bounds{}
+	targets := map[netip.Addr]float64{}
+	for i, f := range flows {
+		saved := demands[i]
+		demands[i] = math.Inf(1)
+		r := MaxMinShares(share, demands, nil)[i]
+		demands[i] = saved
+		base := f.MinRTT.Seconds()
+		if base <= 0 {
+			base = rbar
+		}
+		mss := f.MSS
+		if mss == 0 {
+			mss = defMSS
+		}
+		// Rounded to the nearest segment: rounding down biased every window
+		// low (2 terminals at 4 ms stuck at hi 2, 2.27 → 2); the estimate C
+		// absorbs what is left of the rounding.
+		hi := max(cp.HiFloor, toSegments(math.Round(r*(base+q)/float64(mss))))
+		var lo uint32
+		if !inflated {
+			lo = min(toSegments(cp.LoFraction*float64(hi)), hi)
+		}
+		b, seen := per[f.Dst]
+		if !seen {
+			b = Bounds{Lo: lo, Hi: hi}
+		} else {
+			b = Bounds{Lo: min(b.Lo, lo), Hi: max(b.Hi, hi)}
+		}
+		per[f.Dst] = b
+		targets[f.Dst] = max(targets[f.Dst], r)
+	}
+	return per, targets
+}
+
+// boundsReason lists each destination's rate target and bounds.
+func boundsReason(gs []dstGroup, per map[netip.Addr]Bounds, targets map[netip.Addr]float64) string {
+	var parts []string
+	for _, g := range gs {
+		b := per[g.Dst]
+		parts = append(parts, fmt.Sprintf("%s: %.0f B/s → hi %d lo %d", dstName(g.Dst), targets[g.Dst], b.Hi, b.Lo))
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,165 @@
+package policy
+
+import (
+	"math"
+	"net/netip"
+	"testing"
+	"time"
+)
+
+// Tests of coop's phases one by one (coop_phases.go); coop_test.go tests the
+// whole evaluation and closes the loop in fluid models.
+
+func TestFormGroupMedianIgnoresOneLocalQueue(t *testing.T) {
+	ms := time.Millisecond
+	self := terminal{base: 4 * ms, queue: 10 * ms, rate: 1e6}
+	peers := []terminal{
+		{base: 4 * ms, queue: 12 * ms, rate: 1e6},
+		{base: 256 * ms, queue: 11 * ms, rate: 1e6},
+		{base: 4 * ms, queue: 900 * ms, rate: 1e6}, // its own local queue
+		{rate: 5e5},                                // no RTT known yet: rate counts, delay does not
+	}
+	g, ok := formGroup(self, peers)
+	if !ok {
+		t.Fatal("formGroup: not ok with known base RTTs")
+	}
+	if g.peers != 4 || g.n() != 5 {
+		t.Errorf("peers %d, n %v: want 4 and 5", g.peers, g.n())
+	}
+	if g.measured != 4.5e6 {
+		t.Errorf("measured %v: want 4.5e6 (every terminal's rate)", g.measured)
+	}
+	if want := (4 + 4 + 256 + 4) / 4.0 / 1000; math.Abs(g.rbar-want) > 1e-9 {
+		t.Errorf("R̄ %v: want %v (mean of the known base RTTs)", g.rbar, want)
+	}
+	// Median of 10, 12, 11, 900 ms (even count: mean of the middle two).
+	if want := 0.0115; math.Abs(g.d-want) > 1e-9 {
+		t.Errorf("d %v: want %v (the median ignores the 900 ms local queue)", g.d, want)
+	}
+	if _, ok := formGroup(terminal{rate: 1}, []terminal{{rate: 1}}); ok {
+		t.Error("formGroup: ok with no base RTT known")
+	}
+}
+
+func TestTargetQueueFloorIsQueueSegmentsPerTerminal(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	const mss = 1448.0
+	for _, tc := range []struct {
+		rbar, capacity float64
+		n              int
+		floorBinds     bool
+	}{
+		{rbar: 0.004, capacity: 3e6, n: 10, floorBinds: true},  // 9.7 ms > 1 ms
+		{rbar: 0.004, capacity: 3e6, n: 2, floorBinds: true},   // 1.9 ms > 1 ms
+		{rbar: 0.256, capacity: 3e6, n: 10, floorBinds: false}, // 64 ms > 9.7 ms
+	} {
+		g := group{terms: make([]terminal, tc.n), rbar: tc.rbar}
+		dq := targetQueue(cp, g, mss, tc.capacity)
+		relative := (cp.TargetRatio - 1) * tc.rbar
+		if !tc.floorBinds {
+			if dq != relative {
+				t.Errorf("R̄ %v n %d: d* %v, want the relative target %v", tc.rbar, tc.n, dq, relative)
+			}
+			continue
+		}
+		// At the capacity the windows are sized for, the floor is exactly
+		// QueueSegments extra segments per terminal.
+		if segs := dq * tc.capacity / mss / float64(tc.n); math.Abs(segs-float64(cp.QueueSegments)) > 1e-9 {
+			t.Errorf("R̄ %v n %d: floor holds %.3f segments per terminal, want %d", tc.rbar, tc.n, segs, cp.QueueSegments)
+		}
+		if dq <= relative {
+			t.Errorf("R̄ %v n %d: d* %v not above the relative target %v", tc.rbar, tc.n, dq, relative)
+		}
+	}
+	if dq := targetQueue(cp, group{terms: make([]terminal, 3), rbar: 0.004}, mss, 0); dq != 0.001 {
+		t.Errorf("no capacity: d* %v, want the relative target 0.001 alone", dq)
+	}
+}
+
+func TestNextCapacityStepsOfTheLaw(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	const mss, rbar = 1448.0, 0.256
+	dStar := (cp.TargetRatio - 1) * rbar
+	c0 := 3e6 // what the busy bottleneck delivers
+	n := 10
+	busy := func(c float64) group {
+		// All terminals at C: the queue settles where R̄+d = (R̄+d*)·C/C₀.
+		return group{terms: make([]terminal, n), rbar: rbar, d: (rbar+dStar)*c/c0 - rbar, measured: c0}
+	}
+
+	// Above the true capacity the log error shrinks by (1−k) per step.
+	c := 1.08 * c0 // within BusyCap (1.1): the law alone acts
+	next, gain := nextCapacity(cp, busy(c), c, dStar, mss, 0)
+	if want := math.Log(c/c0) * (1 - cp.Gain); math.Abs(math.Log(next/c0)-want) > 1e-9 {
+		t.Errorf("C %.0f: next %.0f (gain %.4f), log error %.4f, want %.4f", c, next, gain, math.Log(next/c0), want)
+	}
+	// Far above: BusyCap caps the estimate at 1.1 × what is delivered.
+	if next, _ := nextCapacity(cp, busy(2*c0), 2*c0, dStar, mss, 0); next != cp.BusyCap*c0 {
+		t.Errorf("C = 2C₀ while busy: next %.0f, want BusyCap × measured %.0f", next, cp.BusyCap*c0)
+	}
+	// Idle bottleneck (no queue): probe at GainMax, capped at ProbeCap × measured.
+	idle := group{terms: make([]terminal, n), rbar: rbar, d: 0, measured: 2e6}
+	next, gain = nextCapacity(cp, idle, 2e6, dStar, mss, 0)
+	if gain != cp.GainMax || next != 2e6*cp.GainMax {
+		t.Errorf("idle: gain %v next %.0f, want %v and %.0f", gain, next, cp.GainMax, 2e6*cp.GainMax)
+	}
+	// The elasticity test's hold and the n-segment guard are lower limits.
+	if next, _ := nextCapacity(cp, busy(4*c0), 1, dStar, mss, 7e6); next != 7e6 {
+		t.Errorf("hold 7e6: next %.0f, want 7e6", next)
+	}
+	if next, _ := nextCapacity(cp, group{terms: make([]terminal, n), rbar: rbar, d: 10}, 1, dStar, mss, 0); next != float64(n)*mss {
+		t.Errorf("nothing delivered: next %.0f, want n·MSS %.0f", next, float64(n)*mss)
+	}
+}
+
+func TestTerminalShareCountsSelfAsUnlimited(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	terms := []terminal{
+		{rate: 1e5, appLimited: true}, // self: a cap, not an allocation
+		{rate: 1e5, appLimited: true}, // an app-limited peer: what it uses + 10 %
+		{rate: 2e6},
+	}
+	share := terminalShare(cp, terms, 3e6)
+	if want := (3e6 - 1.1e5) / 2; math.Abs(share-want) > 1e-6 {
+		t.Errorf("share %.0f, want %.0f", share, want)
+	}
+	cp.WeightByCapability = true
+	terms = []terminal{{capability: 3e6}, {capability: 1e6}, {}} // unknown: the mean (2e6)
+	if share, want := terminalShare(cp, terms, 6e6), 6e6*3/6; math.Abs(share-want) > 1e-6 {
+		t.Errorf("weighted share %.0f, want %.0f", share, want)
+	}
+}
+
+func TestFlowBoundsWindowsForEqualRates(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	a, b := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2")
+	ms := time.Millisecond
+	flows := []FlowView{
+		{Dst: a, MSS: 1000, MinRTT: 4 * ms},
+		{Dst: b, MSS: 1000, MinRTT: 256 * ms},
+		{Dst: b, MSS: 1000, MinRTT: 256 * ms, AppLimited: true, DeliveryRate: 1e4},
+	}
+	const share, q = 3e5, 0.064
+	per, targets := flowBounds(cp, flows, share, 0.1, q, false, 1448)
+	// Two bulk flows split what the app-limited one leaves; its own cap is
+	// computed with its demand unlimited (a third each).
+	bulk := (share - 1.1e4) / 2
+	if math.Abs(targets[a]-bulk) > 1e-6 {
+		t.Errorf("target of a %.0f, want %.0f", targets[a], bulk)
+	}
+	wantHi := func(r, base float64) uint32 { return uint32(math.Round(r * (base + q) / 1000)) }
+	if per[a].Hi != wantHi(bulk, 0.004) || per[b].Hi != wantHi(bulk, 0.256) {
+		t.Errorf("hi a %d b %d: want %d and %d (same rate at the common target queue)", per[a].Hi, per[b].Hi, wantHi(bulk, 0.004), wantHi(bulk, 0.256))
+	}
+	if per[a].Lo != per[a].Hi/2 {
+		t.Errorf("not inflated: lo %d, want half of hi %d", per[a].Lo, per[a].Hi)
+	}
+	per, _ = flowBounds(cp, flows, share, 0.1, q, true, 1448)
+	if per[a].Lo != 0 || per[b].Lo != 0 {
+		t.Errorf("inflated: lo %d/%d, want 0", per[a].Lo, per[b].Lo)
+	}
+	per, _ = flowBounds(cp, flows[:1], 1, 0.1, q, false, 1448)
+	if per[a].Hi != cp.HiFloor {
+		t.Errorf("tiny share: hi %d, want the floor %d", per[a].Hi, cp.HiFloor)
+	}
+}
