@@ -74,7 +74,7 @@ type Agent struct {
 	mu      sync.Mutex // guards everything below
 	cfg     Config
 	pol     Policy
-	guard   *Guard
+	guard   *policy.Guard
 	filter  flowFilter
 	applied map[netip.Addr]DPBounds // what the datapath holds (invalid Addr = default)
 	last    tickState
@@ -107,7 +107,7 @@ type tickState struct {
 	N         int
 	Decision  Decision
 	Reason    string
-	Guard     GuardStatus
+	Guard     policy.GuardStatus
 	Own       PeerStatus
 	TickTime  time.Duration
 	Err       string
@@ -147,9 +147,9 @@ func (a *Agent) setConfig(cfg Config) error {
 		}
 	}
 	f := flowFilter{iface: cfg.ManagedIface(), dst: cfg.DstPrefixes(), ports: cfg.Managed.Ports}
-	var g *Guard
+	var g *policy.Guard
 	if cfg.Guard.Enabled {
-		g = NewGuard(GuardParams{
+		g = policy.NewGuard(policy.GuardParams{
 			OnWindow: cfg.Guard.OnWindow.Duration, OffWindow: cfg.Guard.OffWindow.Duration,
 			Settle: cfg.Guard.Settle.Duration, MaxCost: cfg.Guard.MaxCost, Backoff: cfg.Guard.Backoff.Duration,
 		})
@@ -158,7 +158,7 @@ func (a *Agent) setConfig(cfg Config) error {
 	defer a.mu.Unlock()
 	a.cfg, a.pol, a.filter = cfg, pol, f
 	// Keep a running guard's state when its settings did not change.
-	if a.guard == nil || g == nil || a.guard.p != g.p {
+	if a.guard == nil || g == nil || a.guard.Params() != g.Params() {
 		a.guard = g
 	}
 	return nil
@@ -309,13 +309,13 @@ func (a *Agent) Tick(now time.Time) {
 		dec, reason = Decision{}, "fail-open: "+perr.Error()
 	}
 
-	var gs GuardStatus
+	var gs policy.GuardStatus
 	if guard != nil {
 		rate := groupRate
 		if cfg.Guard.Scope == "self" {
 			rate = agg
 		}
-		gs = guard.Observe(now, GuardSample{Rate: rate, Flows: active, N: n, Control: dec.Active})
+		gs = guard.Observe(now, policy.GuardSample{Rate: rate, Flows: active, N: n, Control: dec.Active})
 		if !gs.ControlOn && dec.Active {
 			dec = Decision{Reason: dec.Reason}
 			reason = "guard: " + gs.Reason

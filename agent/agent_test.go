@@ -18,6 +18,8 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/coopcc/coopcc/policy"
 )
 
 // The loop is tested here against in-memory stand-ins that record what the
@@ -330,7 +332,7 @@ func TestGuardOverridesPolicy(t *testing.T) {
 		h.a.Tick(t0.Add(time.Duration(i) * 500 * time.Millisecond))
 	}
 	st := h.a.Status()
-	if st.Guard == nil || st.Guard.State != GuardDisabled || st.PolicyOn {
+	if st.Guard == nil || st.Guard.State != policy.GuardDisabled || st.PolicyOn {
 		t.Fatalf("guard: %+v policy on %v", st.Guard, st.PolicyOn)
 	}
 	if b := h.dp.bounds[dst1]; b != (DPBounds{}) {

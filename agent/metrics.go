@@ -3,6 +3,8 @@ package agent
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/coopcc/coopcc/policy"
 )
 
 // Metric names (docs/agent.md lists them).
@@ -85,13 +87,13 @@ func (c agentCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(mPolicy, g, b2f(r.PolicyOn), r.Policy)
 	if r.Guard != nil {
-		for _, s := range []string{GuardIdle, GuardOn, GuardProbe, GuardDisabled} {
+		for _, s := range []string{policy.GuardIdle, policy.GuardOn, policy.GuardProbe, policy.GuardDisabled} {
 			ch <- prometheus.MustNewConstMetric(mGuard, g, b2f(r.Guard.State == s), s)
 		}
 		ch <- prometheus.MustNewConstMetric(mGuardCost, g, r.Guard.Cost)
 		ch <- prometheus.MustNewConstMetric(mGuardOff, prometheus.CounterValue, float64(r.Guard.Disables))
 	} else {
-		for _, s := range []string{GuardIdle, GuardOn, GuardProbe, GuardDisabled} {
+		for _, s := range []string{policy.GuardIdle, policy.GuardOn, policy.GuardProbe, policy.GuardDisabled} {
 			ch <- prometheus.MustNewConstMetric(mGuard, g, 0, s)
 		}
 	}

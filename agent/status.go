@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/coopcc/coopcc/policy"
 )
 
 // OwnStatus is the status the peer node broadcasts for this terminal, built
@@ -98,25 +100,25 @@ func (a *Agent) mostAppliedLocked(perDst map[netip.Addr]int) DPBounds {
 
 // StatusReport is what `coopcc agent status` shows.
 type StatusReport struct {
-	Time       time.Time         `json:"time"`
-	Iface      string            `json:"iface"`
-	Group      string            `json:"group"`
-	Policy     string            `json:"policy"`
-	PolicyOn   bool              `json:"policy_active"`
-	Reason     string            `json:"reason"`
-	Backend    string            `json:"datapath_backend"`
-	N          int               `json:"n"`
-	Own        PeerReport        `json:"self"`
-	Peers      []PeerReport      `json:"peers"`
-	Bounds     []BoundReport     `json:"bounds"`
-	Hits       []HitReport       `json:"bound_hits"`
-	Flows      []FlowReport      `json:"flows"`
-	Guard      *GuardStatus      `json:"guard,omitempty"`
-	Counts     Counts            `json:"counts"`
-	Messages   map[string]uint64 `json:"messages"`
-	LastTick   time.Time         `json:"last_tick,omitzero"`
-	TickTimeUs int64             `json:"tick_time_us"`
-	LastError  string            `json:"last_error,omitempty"`
+	Time       time.Time           `json:"time"`
+	Iface      string              `json:"iface"`
+	Group      string              `json:"group"`
+	Policy     string              `json:"policy"`
+	PolicyOn   bool                `json:"policy_active"`
+	Reason     string              `json:"reason"`
+	Backend    string              `json:"datapath_backend"`
+	N          int                 `json:"n"`
+	Own        PeerReport          `json:"self"`
+	Peers      []PeerReport        `json:"peers"`
+	Bounds     []BoundReport       `json:"bounds"`
+	Hits       []HitReport         `json:"bound_hits"`
+	Flows      []FlowReport        `json:"flows"`
+	Guard      *policy.GuardStatus `json:"guard,omitempty"`
+	Counts     Counts              `json:"counts"`
+	Messages   map[string]uint64   `json:"messages"`
+	LastTick   time.Time           `json:"last_tick,omitzero"`
+	TickTimeUs int64               `json:"tick_time_us"`
+	LastError  string              `json:"last_error,omitempty"`
 }
 
 // BoundReport is one entry of the bounds the datapath holds.

@@ -17,7 +17,7 @@ func TestFormGroupMedianIgnoresOneLocalQueue(t *testing.T) {
 		{base: 4 * ms, queue: 12 * ms, rate: 1e6},
 		{base: 256 * ms, queue: 11 * ms, rate: 1e6},
 		{base: 4 * ms, queue: 900 * ms, rate: 1e6}, // its own local queue
-		{rate: 5e5},                                // no RTT known yet: rate counts, delay does not
+		{rate: 5e5}, // no RTT known yet: rate counts, delay does not
 	}
 	g, ok := formGroup(self, peers)
 	if !ok {

@@ -1,13 +1,25 @@
-package agent
+package policy
 
 import (
 	"fmt"
 	"time"
 )
 
-// The guard switches control off when it does not help (papers/004, future
-// work: "stop the middleware and switch back to the standard algorithm", so
-// that the middleware is never worse than the default).
+// Switching off when control does not help (papers/004, future work: "stop
+// the middleware and switch back to the standard algorithm", so that the
+// middleware is never worse than the default) has its home in this package,
+// in two forms that answer different questions:
+//
+//   - coop's elasticity test (coop_compete.go), inside the policy: does the
+//     queue follow the group's windows? It decides within seconds from the
+//     delay signal and hands the medium back to CUBIC beside hosts that keep
+//     the queue full.
+//   - the Guard (this file), around any policy and opt-in (agent config
+//     guard.enabled): does control cost throughput? It compares the measured
+//     delivery rate with control on and in short probes with control off,
+//     over tens of seconds; the agent applies its verdict to whatever policy
+//     runs (the papers' rules have no switch-off of their own).
+//
 //
 // [interpretation] "Help" is measured as the mean aggregate delivery rate over
 // a window: by default the group's (this terminal's managed flows plus the
@@ -72,6 +84,9 @@ func NewGuard(p GuardParams) *Guard {
 	g.st.ControlOn = true
 	return g
 }
+
+// Params returns the guard's settings.
+func (g *Guard) Params() GuardParams { return g.p }
 
 // Status returns the current state.
 func (g *Guard) Status() GuardStatus { return g.st }
