@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/coopcc/coopcc/internal/nettest"
+	"github.com/coopcc/coopcc/lab/scenario"
 	"github.com/coopcc/coopcc/schema"
 )
 
@@ -22,7 +23,7 @@ func TestTinyEndToEnd(t *testing.T) {
 		t.Skip("end-to-end lab run (about 40 s)")
 	}
 	bin := nettest.CoopccBinary(t)
-	s, err := Load("tiny")
+	s, err := scenario.Load("tiny")
 	if err != nil {
 		t.Fatal(err)
 	}

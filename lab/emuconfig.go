@@ -9,6 +9,7 @@ import (
 
 	"github.com/coopcc/coopcc/emu"
 	"github.com/coopcc/coopcc/emu/wire"
+	"github.com/coopcc/coopcc/lab/scenario"
 )
 
 // EmuConfig builds the emulator's configuration for a run on a testbed.
@@ -17,10 +18,10 @@ import (
 // Dummynet added (their min RTT ≈ the configured delay), so each direction
 // of the emulated wire gets half of it; the same holds for per-terminal
 // extra delay.
-func EmuConfig(r Run, tb *Testbed) emu.Config {
+func EmuConfig(r scenario.Run, tb *Testbed) emu.Config {
 	seed := fnv.New64a()
 	seed.Write([]byte(r.ID))
-	oneWay := func(d Duration) float64 { return float64(d.D()) / 2e6 }
+	oneWay := func(d scenario.Duration) float64 { return float64(d.D()) / 2e6 }
 	w := wire.Config{RateMbps: r.Wired.Rate.Mbps(), DelayMs: oneWay(r.Wired.Delay), QueueFrames: r.Wired.QueueSize, Loss: r.Wired.Loss}
 	cfg := emu.Config{
 		PHY:            strings.TrimPrefix(r.WLAN.PHY, "802.11"),
@@ -45,7 +46,7 @@ func EmuConfig(r Run, tb *Testbed) emu.Config {
 
 // emuCommand writes the emulator's config for the run (into tmp, and a copy
 // into the run's emu directory) and returns its command line.
-func emuCommand(r Run, tb *Testbed, coopcc, tmp, out string) ([]string, error) {
+func emuCommand(r scenario.Run, tb *Testbed, coopcc, tmp, out string) ([]string, error) {
 	cfg := EmuConfig(r, tb)
 	path := filepath.Join(tmp, "emu.toml")
 	f, err := os.Create(path)

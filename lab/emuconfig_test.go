@@ -7,6 +7,7 @@ import (
 
 	"github.com/coopcc/coopcc/emu"
 	"github.com/coopcc/coopcc/emu/des"
+	"github.com/coopcc/coopcc/lab/scenario"
 )
 
 type nullPort struct{}
@@ -28,13 +29,13 @@ func fakeTestbed(n int) *Testbed {
 // run of every preset, so a name the emulator does not know (PHY, queue
 // mode, mobility trace) fails here and not an hour into a sweep.
 func TestEmuConfigPresets(t *testing.T) {
-	ps, err := Presets()
+	ps, err := scenario.Presets()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range ps {
 		for _, quick := range []bool{false, true} {
-			runs, err := s.Expand(Options{Quick: quick})
+			runs, err := s.Expand(scenario.Options{Quick: quick})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -54,7 +55,7 @@ func TestEmuConfigPresets(t *testing.T) {
 }
 
 func TestEmuConfigValues(t *testing.T) {
-	s, err := Parse([]byte(`
+	s, err := scenario.Parse([]byte(`
 name = "e"
 modes = ["ap-priority"]
 [wlan]
@@ -70,7 +71,7 @@ phy_mbps = 24
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs, _ := s.Expand(Options{})
+	runs, _ := s.Expand(scenario.Options{})
 	cfg := EmuConfig(runs[0], fakeTestbed(2))
 	if cfg.PHY != "g" || cfg.AP.Queue != "priority" || cfg.AP.QueueFrames != 50 {
 		t.Errorf("phy/ap: %+v %+v", cfg.PHY, cfg.AP)
@@ -82,7 +83,7 @@ phy_mbps = 24
 	if cfg.Stations[1].ExtraDelayMs != 5 || cfg.Stations[1].RateMbps != 24 || cfg.Stations[1].Netns != "cclab-0-0-sta2" || cfg.Server.Iface != "eth0" {
 		t.Errorf("stations: %+v server %+v", cfg.Stations, cfg.Server)
 	}
-	other, _ := s.Expand(Options{})
+	other, _ := s.Expand(scenario.Options{})
 	other[0].ID = "mode=x"
 	if EmuConfig(other[0], fakeTestbed(2)).Seed == cfg.Seed {
 		t.Error("seed does not depend on the run id")

@@ -12,13 +12,14 @@ import (
 	"strings"
 
 	"github.com/coopcc/coopcc/internal/buildinfo"
+	"github.com/coopcc/coopcc/lab/scenario"
 	"github.com/coopcc/coopcc/schema"
 	"golang.org/x/sys/unix"
 )
 
 // runRecord is run.json before the run: the scenario's description of the
 // run in the record's units. The runner fills in the rest as the run goes.
-func runRecord(r Run, cfg RunnerConfig) *schema.Run {
+func runRecord(r scenario.Run, cfg RunnerConfig) *schema.Run {
 	res := &schema.Run{Schema: schema.RunVersion, ID: r.ID, Mode: r.Mode.Name, ModeKind: r.Mode.Kind, Policy: r.Mode.Policy,
 		N: r.N, DelayMS: float64(r.Delay.D()) / 1e6, Rep: r.Rep, Params: r.Params, Valid: true, LengthS: r.Length.Seconds(),
 		Backend: cfg.Backend, Direction: runDirection(r), WLAN: wlanRecord(r.WLAN), PolicyParams: r.PolicyParams,
@@ -31,7 +32,7 @@ func runRecord(r Run, cfg RunnerConfig) *schema.Run {
 }
 
 // runDirection is "up", "down", or "mixed" when the stations differ.
-func runDirection(r Run) string {
+func runDirection(r scenario.Run) string {
 	d := r.Traffic.Direction
 	for _, st := range r.Stations {
 		if st.Direction != d {
@@ -42,7 +43,7 @@ func runDirection(r Run) string {
 }
 
 // stationRecord is a station's entry of run.json before the run.
-func stationRecord(st Station, port int) schema.Station {
+func stationRecord(st scenario.Station, port int) schema.Station {
 	via := "iperf3 -C"
 	if st.Agent {
 		via = "agent"
@@ -54,7 +55,7 @@ func stationRecord(st Station, port int) schema.Station {
 }
 
 // wlanRecord is the scenario's medium in the record's terms.
-func wlanRecord(w WLAN) schema.WLAN {
+func wlanRecord(w scenario.WLAN) schema.WLAN {
 	return schema.WLAN{PHY: w.PHY, DataMbps: w.DataMbps, APQueue: w.APQueue, APQueueSize: w.APQueueSize,
 		StaQueueSize: w.StaQueueSize, FER: w.FER, RetryLimit: w.RetryLimit, AMPDUMax: w.AMPDUMax}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/coopcc/coopcc/lab/results"
+	"github.com/coopcc/coopcc/lab/scenario"
 	"github.com/coopcc/coopcc/schema"
 )
 
@@ -99,7 +100,7 @@ func TestRunRecordRoundTrip(t *testing.T) {
 // The station record the runner builds from a scenario carries what the
 // scenario says of each terminal, max_mbps of its group included.
 func TestStationRecordFromScenario(t *testing.T) {
-	s, err := Parse([]byte(`
+	s, err := scenario.Parse([]byte(`
 name = "rec"
 modes = ["policy:coop"]
 [[terminals.group]]
@@ -120,7 +121,7 @@ duration = "10s"
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs, err := s.Expand(Options{})
+	runs, err := s.Expand(scenario.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,10 +134,10 @@ duration = "10s"
 	}
 	p, o := rec.Stations[0], rec.Stations[1]
 	if p.Name != "sta1" || p.Group != "phone" || !p.Managed || !p.Agent || p.CCVia != "agent" || p.PHYMbps != 24 ||
-		p.FER != 0.02 || p.MaxMbps != 17.5 || p.StartS != 1 || p.StopS != 10 || p.Port != DefaultPort {
+		p.FER != 0.02 || p.MaxMbps != 17.5 || p.StartS != 1 || p.StopS != 10 || p.Port != scenario.DefaultPort {
 		t.Errorf("managed station: %+v", p)
 	}
-	if o.Group != "old" || o.Managed || o.CCVia != "iperf3 -C" || o.CC != "cubic" || o.Mobility != "walk" || o.MaxMbps != 0 || o.Port != DefaultPort+1 {
+	if o.Group != "old" || o.Managed || o.CCVia != "iperf3 -C" || o.CC != "cubic" || o.Mobility != "walk" || o.MaxMbps != 0 || o.Port != scenario.DefaultPort+1 {
 		t.Errorf("unmanaged station: %+v", o)
 	}
 }

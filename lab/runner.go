@@ -23,6 +23,7 @@ import (
 	"github.com/coopcc/coopcc/internal/pidlock"
 	"github.com/coopcc/coopcc/lab/analysis"
 	"github.com/coopcc/coopcc/lab/results"
+	"github.com/coopcc/coopcc/lab/scenario"
 	"github.com/coopcc/coopcc/schema"
 )
 
@@ -31,7 +32,7 @@ type RunnerConfig struct {
 	Out   string // results directory (created; must be empty or absent)
 	Quick bool   // apply the scenario's [quick] reductions
 	// Duration overrides the traffic duration (start/stop times scale).
-	Duration Duration
+	Duration scenario.Duration
 	// Repetitions overrides the scenario's number of repetitions (0 = keep).
 	Repetitions int
 	Backend     string    // BackendEmu, BackendVeth, or "" = emu when available
@@ -49,7 +50,7 @@ type RunnerConfig struct {
 	Wait bool
 	// Shard runs only shard K of N of the runs (after Only); the zero
 	// Shard runs them all. See Shard.Select.
-	Shard Shard
+	Shard scenario.Shard
 }
 
 // DefaultLock is the lab's machine-wide lock file.
@@ -75,7 +76,7 @@ const (
 // results directory. A failed run is recorded (run.json with valid=false
 // and the error) and the next one starts; a cancelled context stops after
 // tearing the current run down.
-func RunScenario(ctx context.Context, s *Scenario, cfg RunnerConfig) (*Summary, error) {
+func RunScenario(ctx context.Context, s *scenario.Scenario, cfg RunnerConfig) (*Summary, error) {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
@@ -123,11 +124,11 @@ func RunScenario(ctx context.Context, s *Scenario, cfg RunnerConfig) (*Summary, 
 		}
 		defer lock.Release()
 	}
-	runs, err := s.Expand(Options{Quick: cfg.Quick, Duration: cfg.Duration, Repetitions: cfg.Repetitions})
+	runs, err := s.Expand(scenario.Options{Quick: cfg.Quick, Duration: cfg.Duration, Repetitions: cfg.Repetitions})
 	if err != nil {
 		return nil, err
 	}
-	if runs, err = SelectRuns(runs, cfg.Only); err != nil {
+	if runs, err = scenario.SelectRuns(runs, cfg.Only); err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
 	all := runs
@@ -251,7 +252,7 @@ func RunDirName(id string) string { return strings.ReplaceAll(id, "/", "_") }
 
 // executeRun builds the testbed of one run, drives it and tears it down.
 // It always writes run.json when the run directory could be created.
-func executeRun(ctx context.Context, r Run, cfg RunnerConfig) (res *schema.Run, err error) {
+func executeRun(ctx context.Context, r scenario.Run, cfg RunnerConfig) (res *schema.Run, err error) {
 	dir := filepath.Join(cfg.Out, "runs", RunDirName(r.ID))
 	for _, sub := range []string{"iperf3", "bounds", "emu", "logs"} {
 		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
@@ -340,7 +341,7 @@ func executeRun(ctx context.Context, r Run, cfg RunnerConfig) (res *schema.Run, 
 	}
 
 	// Agents on managed stations in policy modes.
-	if r.Mode.Kind == KindPolicy {
+	if r.Mode.Kind == scenario.KindPolicy {
 		if err := startAgents(ctx, r, tb, cfg.Coopcc, tmp, dir); err != nil {
 			return res, err
 		}
@@ -454,8 +455,8 @@ func progressTicker(w io.Writer, length time.Duration, t0 time.Time) func() {
 
 // serverCC is the kernel CC of the server namespace: the mode's for kernel
 // modes (it is the sender of downloads), else cubic.
-func serverCC(r Run) string {
-	if r.Mode.Kind == KindKernel {
+func serverCC(r scenario.Run) string {
+	if r.Mode.Kind == scenario.KindKernel {
 		return r.Mode.CC
 	}
 	return "cubic"
@@ -463,7 +464,7 @@ func serverCC(r Run) string {
 
 // runClient waits for the station's start time, runs its iperf3 client
 // for its duration and stores the JSON report.
-func runClient(ctx context.Context, r Run, tb *Testbed, i int, t0 time.Time, dir string) (launched, exited time.Duration, err error) {
+func runClient(ctx context.Context, r scenario.Run, tb *Testbed, i int, t0 time.Time, dir string) (launched, exited time.Duration, err error) {
 	st := r.Stations[i]
 	select {
 	case <-time.After(time.Until(t0.Add(st.Start.D()))):
@@ -519,7 +520,7 @@ func runClient(ctx context.Context, r Run, tb *Testbed, i int, t0 time.Time, dir
 }
 
 // startAgents starts `coopcc agent` in every managed station's namespace.
-func startAgents(ctx context.Context, r Run, tb *Testbed, coopcc, tmp, dir string) error {
+func startAgents(ctx context.Context, r scenario.Run, tb *Testbed, coopcc, tmp, dir string) error {
 	keyPath := filepath.Join(tmp, "group.key")
 	if err := writeGroupKey(keyPath); err != nil {
 		return err
@@ -566,7 +567,7 @@ func startAgents(ctx context.Context, r Run, tb *Testbed, coopcc, tmp, dir strin
 }
 
 // agentFlags are the scenario's [agent] settings as flags.
-func agentFlags(r Run) []string { return r.AgentArgs }
+func agentFlags(r scenario.Run) []string { return r.AgentArgs }
 
 // writeGroupKey writes a fresh random group key for the run's agents.
 func writeGroupKey(path string) error {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/coopcc/coopcc/internal/nettest"
 	"github.com/coopcc/coopcc/internal/pidlock"
+	"github.com/coopcc/coopcc/lab/scenario"
 	"github.com/coopcc/coopcc/schema"
 )
 
@@ -38,7 +39,7 @@ func TestRunnerCancelTearsDown(t *testing.T) {
 	nettest.RequireRoot(t)
 	nettest.RequireTool(t, "iperf3")
 	bin := nettest.CoopccBinary(t)
-	s, err := Parse([]byte(`
+	s, err := scenario.Parse([]byte(`
 name = "cancel"
 modes = ["cubic", "reno"]
 [terminals]
@@ -114,7 +115,7 @@ func TestRunnerVeth(t *testing.T) {
 	nettest.RequireRoot(t)
 	nettest.RequireTool(t, "iperf3")
 	bin := nettest.CoopccBinary(t)
-	s, err := Parse([]byte(`
+	s, err := scenario.Parse([]byte(`
 name = "vethrun"
 modes = ["cubic", "reno"]
 [terminals]
@@ -225,7 +226,7 @@ func TestSecondEmulatorRunRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer held.Release()
-	s, err := Load("tiny")
+	s, err := scenario.Load("tiny")
 	if err != nil {
 		t.Fatal(err)
 	}

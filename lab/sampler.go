@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coopcc/coopcc/lab/scenario"
 	"github.com/coopcc/coopcc/monitor"
 )
 
@@ -36,7 +37,7 @@ type sampleSource struct {
 	csv *monitor.CSVWriter
 }
 
-func startSampler(r Run, tb *Testbed, path string, every time.Duration) (*sampler, error) {
+func startSampler(r scenario.Run, tb *Testbed, path string, every time.Duration) (*sampler, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("create flows.csv: %w", err)

@@ -15,6 +15,8 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+
+	"github.com/coopcc/coopcc/lab/scenario"
 )
 
 // Node is one network namespace of the testbed: a station or the server.
@@ -63,8 +65,8 @@ type Testbed struct {
 // NewTestbed creates the namespaces of a run with n stations and a server,
 // with loopback up and nothing else. On error everything created is removed.
 func NewTestbed(n int, cfg TestbedConfig) (*Testbed, error) {
-	if n < 1 || n > MaxTerminals {
-		return nil, fmt.Errorf("testbed: %d stations, want 1..%d", n, MaxTerminals)
+	if n < 1 || n > scenario.MaxTerminals {
+		return nil, fmt.Errorf("testbed: %d stations, want 1..%d", n, scenario.MaxTerminals)
 	}
 	if cfg.Log == nil {
 		cfg.Log = io.Discard

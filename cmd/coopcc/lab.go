@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/coopcc/coopcc/lab"
+	"github.com/coopcc/coopcc/lab/scenario"
 )
 
 func newLabCmd() *cobra.Command {
@@ -35,22 +36,22 @@ func newLabRunCmd() *cobra.Command {
 		Short: "Run a scenario (preset name or .toml file) and write its results directory",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := lab.Load(args[0])
+			s, err := scenario.Load(args[0])
 			if err != nil {
 				return err
 			}
-			var shard lab.Shard
+			var shard scenario.Shard
 			if shardArg != "" {
-				if shard, err = lab.ParseShard(shardArg); err != nil {
+				if shard, err = scenario.ParseShard(shardArg); err != nil {
 					return err
 				}
 			}
 			if dry {
-				runs, err := s.Expand(lab.Options{Quick: quick, Duration: lab.Duration(duration), Repetitions: reps})
+				runs, err := s.Expand(scenario.Options{Quick: quick, Duration: scenario.Duration(duration), Repetitions: reps})
 				if err != nil {
 					return err
 				}
-				if runs, err = lab.SelectRuns(runs, only); err != nil {
+				if runs, err = scenario.SelectRuns(runs, only); err != nil {
 					return err
 				}
 				if runs, err = shard.Select(runs); err != nil {
@@ -67,7 +68,7 @@ func newLabRunCmd() *cobra.Command {
 			if out == "" {
 				out = filepath.Join("results", s.Name+"-"+time.Now().Format("20060102-150405"))
 			}
-			sum, err := lab.RunScenario(cmd.Context(), s, lab.RunnerConfig{Out: out, Quick: quick, Duration: lab.Duration(duration), Repetitions: reps, Backend: backend,
+			sum, err := lab.RunScenario(cmd.Context(), s, lab.RunnerConfig{Out: out, Quick: quick, Duration: scenario.Duration(duration), Repetitions: reps, Backend: backend,
 				Coopcc: coopcc, Only: only, Wait: wait, Shard: shard, Log: cmd.ErrOrStderr()})
 			if sum != nil {
 				fmt.Fprintf(cmd.OutOrStdout(), "%d runs (%d failed) in %v; results in %s\n", sum.Runs, sum.Failed, sum.Took.Round(time.Second), sum.Out)
@@ -95,15 +96,15 @@ func newLabListCmd() *cobra.Command {
 		Short: "List the embedded preset scenarios",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ps, err := lab.Presets()
+			ps, err := scenario.Presets()
 			if err != nil {
 				return err
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tRUNS\tQUICK\tDESCRIPTION")
 			for _, s := range ps {
-				full, _ := s.Expand(lab.Options{})
-				q, _ := s.Expand(lab.Options{Quick: true})
+				full, _ := s.Expand(scenario.Options{})
+				q, _ := s.Expand(scenario.Options{Quick: true})
 				fmt.Fprintf(tw, "%s\t%d (%s)\t%d (%s)\t%s\n", s.Name, len(full), trafficTime(full), len(q), trafficTime(q), s.Description)
 			}
 			return tw.Flush()
@@ -111,7 +112,7 @@ func newLabListCmd() *cobra.Command {
 	}
 }
 
-func trafficTime(runs []lab.Run) string {
+func trafficTime(runs []scenario.Run) string {
 	var d time.Duration
 	for _, r := range runs {
 		d += r.Length.D()

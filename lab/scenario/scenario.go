@@ -1,9 +1,4 @@
-// Package lab runs the papers' experiments on one machine: it loads scenario
-// files (TOML), expands them into runs (modes × sweep axes × repetitions),
-// builds a testbed of network namespaces around the WLAN emulator for each
-// run, drives iperf3, the agents and the TCP monitor, and writes a results
-// directory that lab/analysis and lab/report read.
-package lab
+package scenario
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package lab
+package scenario
 
 import (
 	"strings"
@@ -299,25 +299,5 @@ func TestPresets(t *testing.T) {
 	}
 	if _, err := Load("nope"); err == nil || !strings.Contains(err.Error(), "presets: ") {
 		t.Errorf("unknown preset error: %v", err)
-	}
-}
-
-func TestParamFlags(t *testing.T) {
-	got := paramFlags("", map[string]any{"static_hi": int64(7), "coop": map[string]any{"target": 1.2}, "a": "x"})
-	want := []string{"a=x", "coop.target=1.2", "static_hi=7"}
-	if strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Errorf("paramFlags = %v, want %v", got, want)
-	}
-}
-
-// A policy's nested parameter table ([policy.coop] coop = {...}) is kept for
-// the agents, not refused as an unknown key.
-func TestParseNestedPolicyParams(t *testing.T) {
-	s, err := Parse([]byte(minimal + "\n[policy.coop]\ncoop = { busy_cap = 2.0 }\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := paramFlags("", s.Policy["coop"]); len(got) != 1 || got[0] != "coop.busy_cap=2" {
-		t.Fatalf("agent flags %v, want [coop.busy_cap=2]", got)
 	}
 }
