@@ -10,6 +10,7 @@ import (
 
 	"github.com/coopcc/coopcc/internal/nettest"
 	"github.com/coopcc/coopcc/lab/scenario"
+	"github.com/coopcc/coopcc/lab/testbed"
 	"github.com/coopcc/coopcc/schema"
 )
 
@@ -30,7 +31,7 @@ func TestTinyEndToEnd(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "tiny")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	sum, err := RunScenario(ctx, s, RunnerConfig{Out: out, Backend: BackendEmu, Coopcc: bin, Log: testLog{t}})
+	sum, err := RunScenario(ctx, s, RunnerConfig{Out: out, Backend: testbed.BackendEmu, Coopcc: bin, Log: testLog{t}})
 	if err != nil && strings.Contains(err.Error(), "another lab run is in progress") && !nettest.InCI() {
 		// A sweep holds the machine: running beside it would invalidate both.
 		t.Skip(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/coopcc/coopcc/emu"
 	"github.com/coopcc/coopcc/emu/wire"
 	"github.com/coopcc/coopcc/lab/scenario"
+	"github.com/coopcc/coopcc/lab/testbed"
 )
 
 // EmuConfig builds the emulator's configuration for a run on a testbed.
@@ -18,7 +19,7 @@ import (
 // Dummynet added (their min RTT ≈ the configured delay), so each direction
 // of the emulated wire gets half of it; the same holds for per-terminal
 // extra delay.
-func EmuConfig(r scenario.Run, tb *Testbed) emu.Config {
+func EmuConfig(r scenario.Run, tb *testbed.Testbed) emu.Config {
 	seed := fnv.New64a()
 	seed.Write([]byte(r.ID))
 	oneWay := func(d scenario.Duration) float64 { return float64(d.D()) / 2e6 }
@@ -46,7 +47,7 @@ func EmuConfig(r scenario.Run, tb *Testbed) emu.Config {
 
 // emuCommand writes the emulator's config for the run (into tmp, and a copy
 // into the run's emu directory) and returns its command line.
-func emuCommand(r scenario.Run, tb *Testbed, coopcc, tmp, out string) ([]string, error) {
+func emuCommand(r scenario.Run, tb *testbed.Testbed, coopcc, tmp, out string) ([]string, error) {
 	cfg := EmuConfig(r, tb)
 	path := filepath.Join(tmp, "emu.toml")
 	f, err := os.Create(path)

@@ -8,6 +8,7 @@ import (
 	"github.com/coopcc/coopcc/emu"
 	"github.com/coopcc/coopcc/emu/des"
 	"github.com/coopcc/coopcc/lab/scenario"
+	"github.com/coopcc/coopcc/lab/testbed"
 )
 
 type nullPort struct{}
@@ -15,13 +16,13 @@ type nullPort struct{}
 func (nullPort) WriteFrame([]byte) error { return nil }
 
 // fakeTestbed has the nodes of a testbed without creating anything.
-func fakeTestbed(n int) *Testbed {
-	tb := &Testbed{Prefix: "cclab-0-0"}
+func fakeTestbed(n int) *testbed.Testbed {
+	tb := &testbed.Testbed{Prefix: "cclab-0-0"}
 	for k := 1; k <= n; k++ {
-		tb.Stations = append(tb.Stations, Node{Name: "sta" + strconv.Itoa(k), Netns: tb.Prefix + "-sta" + strconv.Itoa(k), Iface: stationIface,
+		tb.Stations = append(tb.Stations, testbed.Node{Name: "sta" + strconv.Itoa(k), Netns: tb.Prefix + "-sta" + strconv.Itoa(k), Iface: "wlan0",
 			Addr: netip.AddrFrom4([4]byte{10, 77, 200, byte(k)})})
 	}
-	tb.Server = Node{Name: "srv", Netns: tb.Prefix + "-srv", Iface: serverIface, Addr: netip.AddrFrom4([4]byte{10, 77, 200, 254})}
+	tb.Server = testbed.Node{Name: "srv", Netns: tb.Prefix + "-srv", Iface: "eth0", Addr: netip.AddrFrom4([4]byte{10, 77, 200, 254})}
 	return tb
 }
 
@@ -87,5 +88,12 @@ phy_mbps = 24
 	other[0].ID = "mode=x"
 	if EmuConfig(other[0], fakeTestbed(2)).Seed == cfg.Seed {
 		t.Error("seed does not depend on the run id")
+	}
+}
+
+// A testbed holds the largest run a scenario may expand to.
+func TestTestbedHoldsEveryScenario(t *testing.T) {
+	if testbed.MaxStations < scenario.MaxTerminals {
+		t.Fatalf("testbed.MaxStations %d < scenario.MaxTerminals %d", testbed.MaxStations, scenario.MaxTerminals)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/coopcc/coopcc/lab/scenario"
+	"github.com/coopcc/coopcc/lab/testbed"
 )
 
 // Rate control per WLAN and per group, the PER table and per-terminal
@@ -48,7 +49,7 @@ count = 1
 	if st[1].PER["54"] != 0.2 {
 		t.Fatalf("per: %v", st[1].PER)
 	}
-	cfg := EmuConfig(runs[0], &Testbed{Stations: make([]Node, 3)})
+	cfg := EmuConfig(runs[0], &testbed.Testbed{Stations: make([]testbed.Node, 3)})
 	if cfg.AP.RateControl != "minstrel" || cfg.Stations[0].RateControl != "arf" || cfg.Stations[2].PER["54"] != 0.2 {
 		t.Fatalf("emu config: %+v", cfg)
 	}

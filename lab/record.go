@@ -13,6 +13,7 @@ import (
 
 	"github.com/coopcc/coopcc/internal/buildinfo"
 	"github.com/coopcc/coopcc/lab/scenario"
+	"github.com/coopcc/coopcc/lab/testbed"
 	"github.com/coopcc/coopcc/schema"
 	"golang.org/x/sys/unix"
 )
@@ -71,6 +72,25 @@ func writeJSON(path string, v any) error {
 	return nil
 }
 
+// recordedSysctls are the sysctls meta.json (the host's) and run.json (every
+// namespace's) record.
+var recordedSysctls = []string{
+	"net.ipv4.tcp_congestion_control",
+	"net.ipv4.tcp_available_congestion_control",
+	"net.ipv4.tcp_sack",
+	"net.ipv4.tcp_timestamps",
+	"net.ipv4.tcp_ecn",
+	"net.ipv4.tcp_window_scaling",
+	"net.ipv4.tcp_no_metrics_save",
+	"net.ipv4.tcp_rmem",
+	"net.ipv4.tcp_wmem",
+	"net.ipv4.tcp_limit_output_bytes",
+	"net.ipv4.tcp_min_tso_segs",
+	"net.core.default_qdisc",
+	"net.core.rmem_max",
+	"net.core.wmem_max",
+}
+
 // collectMeta fills the machine and tool fields of meta.json.
 func collectMeta(m *schema.Meta, coopcc string) {
 	m.GitRevision = gitRevision()
@@ -98,8 +118,7 @@ func collectMeta(m *schema.Meta, coopcc string) {
 			m.Tools["coopcc"] = strings.TrimSpace(string(out))
 		}
 	}
-	host, _ := readSysctls("", append(RecordedSysctls, "net.ipv4.tcp_allowed_congestion_control"))
-	m.HostSysctls = host
+	m.HostSysctls = testbed.HostSysctls(append(recordedSysctls, "net.ipv4.tcp_allowed_congestion_control")...)
 }
 
 // sha256Hex is the hex SHA-256 of b.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/coopcc/coopcc/lab/results"
 	"github.com/coopcc/coopcc/lab/scenario"
+	"github.com/coopcc/coopcc/lab/testbed"
 	"github.com/coopcc/coopcc/schema"
 )
 
@@ -125,7 +126,7 @@ duration = "10s"
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := runRecord(runs[0], RunnerConfig{Backend: BackendEmu})
+	rec := runRecord(runs[0], RunnerConfig{Backend: testbed.BackendEmu})
 	if rec.Schema != schema.RunVersion || rec.ID != runs[0].ID || rec.WLAN.PHY != "802.11g" || rec.WLAN.APQueue != "fifo" {
 		t.Errorf("run record: %+v", rec)
 	}

@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -24,6 +25,7 @@ import (
 	"github.com/coopcc/coopcc/lab/analysis"
 	"github.com/coopcc/coopcc/lab/results"
 	"github.com/coopcc/coopcc/lab/scenario"
+	"github.com/coopcc/coopcc/lab/testbed"
 	"github.com/coopcc/coopcc/schema"
 )
 
@@ -35,7 +37,7 @@ type RunnerConfig struct {
 	Duration scenario.Duration
 	// Repetitions overrides the scenario's number of repetitions (0 = keep).
 	Repetitions int
-	Backend     string    // BackendEmu, BackendVeth, or "" = emu when available
+	Backend     string    // testbed.BackendEmu, testbed.BackendVeth, or "" = emu when available
 	Coopcc      string    // coopcc binary for the emulator and agents ("" = this executable)
 	Log         io.Writer // progress display (nil = discard)
 	// SampleInterval is the monitor's sampling period (default 50 ms = 20 Hz).
@@ -98,17 +100,17 @@ func RunScenario(ctx context.Context, s *scenario.Scenario, cfg RunnerConfig) (*
 	}
 	switch cfg.Backend {
 	case "":
-		cfg.Backend = BackendVeth
+		cfg.Backend = testbed.BackendVeth
 		if emuAvailable(cfg.Coopcc) {
-			cfg.Backend = BackendEmu
+			cfg.Backend = testbed.BackendEmu
 		} else {
 			fmt.Fprintf(cfg.Log, "warning: %s has no working `emu run`: using the veth backend (no WLAN emulation, no wired delay)\n", cfg.Coopcc)
 		}
-	case BackendEmu, BackendVeth:
+	case testbed.BackendEmu, testbed.BackendVeth:
 	default:
-		return nil, fmt.Errorf("backend %q: want %q or %q", cfg.Backend, BackendEmu, BackendVeth)
+		return nil, fmt.Errorf("backend %q: want %q or %q", cfg.Backend, testbed.BackendEmu, testbed.BackendVeth)
 	}
-	if cfg.Backend == BackendEmu {
+	if cfg.Backend == testbed.BackendEmu {
 		if cfg.Lock == "" {
 			cfg.Lock = DefaultLock
 		}
@@ -287,7 +289,7 @@ func executeRun(ctx context.Context, r scenario.Run, cfg RunnerConfig) (res *sch
 	}
 	defer os.RemoveAll(tmp)
 
-	tb, err := NewTestbed(len(r.Stations), TestbedConfig{Backend: cfg.Backend, Coopcc: cfg.Coopcc, Log: cfg.Log})
+	tb, err := testbed.New(len(r.Stations), testbed.Config{Backend: cfg.Backend, Coopcc: cfg.Coopcc, Log: cfg.Log})
 	if err != nil {
 		return res, err
 	}
@@ -318,7 +320,7 @@ func executeRun(ctx context.Context, r scenario.Run, cfg RunnerConfig) (res *sch
 			if err := tb.SetSysctls(tb.Stations[i], [][2]string{{k, st.Sysctl[k]}}); err != nil {
 				return res, fmt.Errorf("%s: sysctl %s = %s: %w", st.Name, k, st.Sysctl[k], err)
 			}
-			if !slices.Contains(extraSysctls, k) && !slices.Contains(RecordedSysctls, k) {
+			if !slices.Contains(extraSysctls, k) && !slices.Contains(recordedSysctls, k) {
 				extraSysctls = append(extraSysctls, k)
 			}
 		}
@@ -326,11 +328,11 @@ func executeRun(ctx context.Context, r scenario.Run, cfg RunnerConfig) (res *sch
 
 	// Links.
 	switch cfg.Backend {
-	case BackendVeth:
+	case testbed.BackendVeth:
 		if err := tb.ConnectVeth(); err != nil {
 			return res, err
 		}
-	case BackendEmu:
+	case testbed.BackendEmu:
 		argv, err := emuCommand(r, tb, cfg.Coopcc, tmp, filepath.Join(dir, "emu"))
 		if err != nil {
 			return res, err
@@ -359,11 +361,11 @@ func executeRun(ctx context.Context, r scenario.Run, cfg RunnerConfig) (res *sch
 		if err != nil {
 			return res, err
 		}
-		if err := waitListen(ctx, p, port, 10*time.Second); err != nil {
+		if err := p.WaitListen(ctx, port, 10*time.Second); err != nil {
 			return res, err
 		}
 	}
-	res.Sysctls = tb.ReadSysctls(extraSysctls...)
+	res.Sysctls = tb.ReadSysctls(append(slices.Clone(recordedSysctls), extraSysctls...)...)
 	for _, st := range r.Stations {
 		if cc := res.Sysctls[st.Name]["net.ipv4.tcp_congestion_control"]; st.Agent && !strings.HasPrefix(cc, "coopcc") {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: namespace default CC is %q after its agent started (the agent's datapath did not install a coopcc_ CC; its flows may not be bounded CUBIC)", st.Name, cc))
@@ -414,8 +416,8 @@ func executeRun(ctx context.Context, r scenario.Run, cfg RunnerConfig) (res *sch
 	res.SampleHz = hz
 
 	// Stop agents and servers, then the emulator so it writes its statistics.
-	tb.stopProcs()
-	if cfg.Backend == BackendEmu {
+	tb.StopProcs()
+	if cfg.Backend == testbed.BackendEmu {
 		note(tb.StopEmu())
 		readEmuValidity(res, filepath.Join(dir, "emu", "emu.json"))
 	}
@@ -464,7 +466,7 @@ func serverCC(r scenario.Run) string {
 
 // runClient waits for the station's start time, runs its iperf3 client
 // for its duration and stores the JSON report.
-func runClient(ctx context.Context, r scenario.Run, tb *Testbed, i int, t0 time.Time, dir string) (launched, exited time.Duration, err error) {
+func runClient(ctx context.Context, r scenario.Run, tb *testbed.Testbed, i int, t0 time.Time, dir string) (launched, exited time.Duration, err error) {
 	st := r.Stations[i]
 	select {
 	case <-time.After(time.Until(t0.Add(st.Start.D()))):
@@ -509,8 +511,8 @@ func runClient(ctx context.Context, r scenario.Run, tb *Testbed, i int, t0 time.
 	}
 	wctx, cancel := context.WithTimeout(ctx, st.Stop.D()-st.Start.D()+clientGrace)
 	defer cancel()
-	if err := p.wait(wctx); err != nil {
-		_ = p.stop(syscall.SIGKILL, time.Second)
+	if err := p.Wait(wctx); err != nil {
+		_ = p.Stop(syscall.SIGKILL, time.Second)
 		if ctx.Err() != nil {
 			return launched, time.Since(t0), nil
 		}
@@ -520,12 +522,12 @@ func runClient(ctx context.Context, r scenario.Run, tb *Testbed, i int, t0 time.
 }
 
 // startAgents starts `coopcc agent` in every managed station's namespace.
-func startAgents(ctx context.Context, r scenario.Run, tb *Testbed, coopcc, tmp, dir string) error {
+func startAgents(ctx context.Context, r scenario.Run, tb *testbed.Testbed, coopcc, tmp, dir string) error {
 	keyPath := filepath.Join(tmp, "group.key")
 	if err := writeGroupKey(keyPath); err != nil {
 		return err
 	}
-	var started []*proc
+	var started []*testbed.Proc
 	for i, st := range r.Stations {
 		if !st.Agent {
 			continue
@@ -558,9 +560,9 @@ func startAgents(ctx context.Context, r scenario.Run, tb *Testbed, coopcc, tmp, 
 		return ctx.Err()
 	}
 	for _, p := range started {
-		if p.exited() {
-			name := strings.TrimPrefix(p.name, "agent ")
-			return fmt.Errorf("agent of %s exited at start: %v: %s", name, p.err, tailFile(filepath.Join(dir, "logs", "agent-"+name+".log"), 3))
+		if p.Exited() {
+			name := strings.TrimPrefix(p.Name(), "agent ")
+			return fmt.Errorf("agent of %s exited at start: %v: %s", name, p.Err(), tailFile(filepath.Join(dir, "logs", "agent-"+name+".log"), 3))
 		}
 	}
 	return nil
@@ -624,4 +626,23 @@ func readEmuValidity(res *schema.Run, path string) {
 			res.InvalidReason = "emulator marked the run invalid"
 		}
 	}
+}
+
+// tailFile returns the last lines of a file (a process's log), for error
+// messages.
+func tailFile(path string, lines int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var all []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		all = append(all, sc.Text())
+		if len(all) > lines {
+			all = all[1:]
+		}
+	}
+	return strings.Join(all, " | ")
 }

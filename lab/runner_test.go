@@ -14,12 +14,13 @@ import (
 	"github.com/coopcc/coopcc/internal/nettest"
 	"github.com/coopcc/coopcc/internal/pidlock"
 	"github.com/coopcc/coopcc/lab/scenario"
+	"github.com/coopcc/coopcc/lab/testbed"
 	"github.com/coopcc/coopcc/schema"
 )
 
 func ownNamespaces(t *testing.T) []string {
 	t.Helper()
-	ls, err := Leftovers()
+	ls, err := testbed.Leftovers()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ duration = "30s"
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(3*time.Second, cancel)
 	t0 := time.Now()
-	_, err = RunScenario(ctx, s, RunnerConfig{Out: out, Backend: BackendVeth, Coopcc: bin})
+	_, err = RunScenario(ctx, s, RunnerConfig{Out: out, Backend: testbed.BackendVeth, Coopcc: bin})
 	if err == nil || !strings.Contains(err.Error(), "interrupted") {
 		t.Fatalf("want an interrupted error, got %v", err)
 	}
@@ -130,7 +131,7 @@ duration = "3s"
 	out := filepath.Join(t.TempDir(), "out")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	sum, err := RunScenario(ctx, s, RunnerConfig{Out: out, Backend: BackendVeth, Coopcc: bin, Log: testLog{t}})
+	sum, err := RunScenario(ctx, s, RunnerConfig{Out: out, Backend: testbed.BackendVeth, Coopcc: bin, Log: testLog{t}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ duration = "3s"
 		dir := filepath.Join(out, "runs", "mode="+mode+",n=2,delay=0ms,rep=1")
 		var rr schema.Run
 		readJSON(t, filepath.Join(dir, "run.json"), &rr)
-		if !rr.Valid || rr.Backend != BackendVeth || rr.SampleHz < 10 || len(rr.GoodputBps) != 2 {
+		if !rr.Valid || rr.Backend != testbed.BackendVeth || rr.SampleHz < 10 || len(rr.GoodputBps) != 2 {
 			t.Errorf("%s run.json: %+v", mode, rr)
 		}
 		if rr.Sysctls["sta1"]["net.ipv4.tcp_no_metrics_save"] != "1" {
@@ -230,7 +231,7 @@ func TestSecondEmulatorRunRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = RunScenario(context.Background(), s, RunnerConfig{Out: t.TempDir(), Backend: BackendEmu, Coopcc: "/bin/true", Lock: lockPath})
+	_, err = RunScenario(context.Background(), s, RunnerConfig{Out: t.TempDir(), Backend: testbed.BackendEmu, Coopcc: "/bin/true", Lock: lockPath})
 	if err == nil || !strings.Contains(err.Error(), "another lab run is in progress") || !strings.Contains(err.Error(), "--wait") {
 		t.Fatalf("error %v, want a refusal that names --wait", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/coopcc/coopcc/lab/scenario"
+	"github.com/coopcc/coopcc/lab/testbed"
 	"github.com/coopcc/coopcc/monitor"
 )
 
@@ -37,7 +38,7 @@ type sampleSource struct {
 	csv *monitor.CSVWriter
 }
 
-func startSampler(r scenario.Run, tb *Testbed, path string, every time.Duration) (*sampler, error) {
+func startSampler(r scenario.Run, tb *testbed.Testbed, path string, every time.Duration) (*sampler, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("create flows.csv: %w", err)

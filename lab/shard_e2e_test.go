@@ -11,6 +11,7 @@ import (
 	"github.com/coopcc/coopcc/internal/nettest"
 	"github.com/coopcc/coopcc/lab/results"
 	"github.com/coopcc/coopcc/lab/scenario"
+	"github.com/coopcc/coopcc/lab/testbed"
 )
 
 // TestShardMergeEndToEnd runs the tiny scenario with --quick as two shards
@@ -37,7 +38,7 @@ func TestShardMergeEndToEnd(t *testing.T) {
 	for k := 1; k <= 2; k++ {
 		out := filepath.Join(base, "tiny-shard"+string(rune('0'+k)))
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		sum, err := RunScenario(ctx, s, RunnerConfig{Out: out, Quick: true, Backend: BackendEmu, Coopcc: bin, Shard: scenario.Shard{K: k, N: 2}, Log: testLog{t}})
+		sum, err := RunScenario(ctx, s, RunnerConfig{Out: out, Quick: true, Backend: testbed.BackendEmu, Coopcc: bin, Shard: scenario.Shard{K: k, N: 2}, Log: testLog{t}})
 		cancel()
 		if err != nil && strings.Contains(err.Error(), "another lab run is in progress") && !nettest.InCI() {
 			t.Skip(err) // a sweep holds the machine: running beside it would invalidate both

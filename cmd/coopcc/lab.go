@@ -10,6 +10,7 @@ import (
 
 	"github.com/coopcc/coopcc/lab"
 	"github.com/coopcc/coopcc/lab/scenario"
+	"github.com/coopcc/coopcc/lab/testbed"
 )
 
 func newLabCmd() *cobra.Command {
@@ -127,7 +128,7 @@ func newLabCleanCmd() *cobra.Command {
 		Short: "Remove network namespaces left by interrupted lab runs",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			removed, err := lab.Clean(all)
+			removed, err := testbed.Clean(all)
 			for _, n := range removed {
 				fmt.Fprintln(cmd.OutOrStdout(), "removed", n)
 			}

@@ -1,4 +1,4 @@
-package lab
+package testbed
 
 import (
 	"bufio"
@@ -15,10 +15,10 @@ import (
 	"github.com/coopcc/coopcc/emu"
 )
 
-// proc is a child process the testbed started: in its own process group (a
+// Proc is a child process the testbed started: in its own process group (a
 // Ctrl-C on the terminal reaches only coopcc, which then stops the children
 // in order), killed if coopcc dies (Pdeathsig).
-type proc struct {
+type Proc struct {
 	name string
 	cmd  *exec.Cmd
 	done chan struct{}
@@ -31,14 +31,14 @@ type proc struct {
 
 // startProc starts argv with stdout and stderr going to the given writers
 // (nil = discard).
-func startProc(name string, argv []string, stdout, stderr io.Writer, deathSig syscall.Signal) (*proc, error) {
+func startProc(name string, argv []string, stdout, stderr io.Writer, deathSig syscall.Signal) (*Proc, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: deathSig}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s (%s): %w", name, strings.Join(argv, " "), err)
 	}
-	p := &proc{name: name, cmd: cmd, done: make(chan struct{})}
+	p := &Proc{name: name, cmd: cmd, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		close(p.done)
@@ -46,9 +46,9 @@ func startProc(name string, argv []string, stdout, stderr io.Writer, deathSig sy
 	return p, nil
 }
 
-// stop sends sig to the process group, waits up to grace, then kills it.
+// Stop sends sig to the process group, waits up to grace, then kills it.
 // It returns the process's exit error, if any, ignoring the stop itself.
-func (p *proc) stop(sig syscall.Signal, grace time.Duration) error {
+func (p *Proc) Stop(sig syscall.Signal, grace time.Duration) error {
 	p.once.Do(func() {
 		select {
 		case <-p.done:
@@ -72,8 +72,19 @@ func (p *proc) stop(sig syscall.Signal, grace time.Duration) error {
 	return p.err
 }
 
-// exited reports whether the process has ended.
-func (p *proc) exited() bool {
+// Name is the name the process was started with ("iperf3 server").
+func (p *Proc) Name() string { return p.name }
+
+// Err is the process's exit error once it has ended (nil before).
+func (p *Proc) Err() error {
+	if !p.Exited() {
+		return nil
+	}
+	return p.err
+}
+
+// Exited reports whether the process has ended.
+func (p *Proc) Exited() bool {
 	select {
 	case <-p.done:
 		return true
@@ -82,13 +93,45 @@ func (p *proc) exited() bool {
 	}
 }
 
-// wait waits for the process or ctx.
-func (p *proc) wait(ctx context.Context) error {
+// Wait waits for the process or ctx.
+func (p *Proc) Wait(ctx context.Context) error {
 	select {
 	case <-p.done:
 		return p.err
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// WaitListen waits until the process listens on TCP port (read from its
+// own /proc/PID/net/tcp{,6}, which shows its namespace's sockets).
+func (p *Proc) WaitListen(ctx context.Context, port int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	hexPort := fmt.Sprintf(":%04X", port)
+	for {
+		for _, f := range []string{"tcp", "tcp6"} {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/%s", p.cmd.Process.Pid, f))
+			if err != nil {
+				continue
+			}
+			for _, line := range strings.Split(string(b), "\n")[1:] {
+				fs := strings.Fields(line)
+				if len(fs) > 3 && strings.HasSuffix(fs[1], hexPort) && fs[3] == "0A" {
+					return nil
+				}
+			}
+		}
+		if p.Exited() {
+			return fmt.Errorf("%s exited before listening on %d: %v", p.name, port, p.err)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not listening on %d after %v", p.name, port, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }
 

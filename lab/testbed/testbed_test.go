@@ -1,4 +1,4 @@
-package lab
+package testbed
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ import (
 func TestTestbedVeth(t *testing.T) {
 	nettest.RequireRoot(t)
 	nettest.RequireTool(t, "iperf3")
-	tb, err := NewTestbed(2, TestbedConfig{Backend: BackendVeth})
+	tb, err := New(2, Config{Backend: BackendVeth})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestTestbedVeth(t *testing.T) {
 	if err := tb.SetSysctls(tb.Stations[1], [][2]string{{"net.ipv4.tcp_congestion_control", "reno"}}); err != nil {
 		t.Fatal(err)
 	}
-	sys := tb.ReadSysctls()
+	sys := tb.ReadSysctls("net.ipv4.tcp_congestion_control")
 	if sys["sta1"]["net.ipv4.tcp_congestion_control"] != "bbr" || sys["sta2"]["net.ipv4.tcp_congestion_control"] != "reno" {
 		t.Fatalf("sysctls per namespace: %v / %v", sys["sta1"], sys["sta2"])
 	}
@@ -46,7 +46,7 @@ func TestTestbedVeth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := waitListen(ctx, server, 5301, 5*time.Second); err != nil {
+	if err := server.WaitListen(ctx, 5301, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
@@ -54,7 +54,7 @@ func TestTestbedVeth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := client.wait(ctx); err != nil {
+	if err := client.Wait(ctx); err != nil {
 		t.Fatalf("iperf3 client: %v\n%s", err, out.String())
 	}
 	var rep struct {

@@ -1,4 +1,4 @@
-package lab
+package testbed
 
 import (
 	"errors"
@@ -184,7 +184,15 @@ func setSysctls(ns string, kv [][2]string) error {
 	})
 }
 
-// readSysctls reads sysctls inside the namespace; unreadable keys are left out.
+// HostSysctls reads sysctls of the host (the caller's namespace); unreadable
+// keys are left out.
+func HostSysctls(keys ...string) map[string]string {
+	m, _ := readSysctls("", keys)
+	return m
+}
+
+// readSysctls reads sysctls inside the namespace ("" = the caller's);
+// unreadable keys are left out.
 func readSysctls(ns string, keys []string) (map[string]string, error) {
 	out := map[string]string{}
 	read := func() error {
@@ -203,24 +211,6 @@ func readSysctls(ns string, keys []string) (map[string]string, error) {
 		err = inNetns(ns, read)
 	}
 	return out, err
-}
-
-// RecordedSysctls are the sysctls meta.json and run.json record.
-var RecordedSysctls = []string{
-	"net.ipv4.tcp_congestion_control",
-	"net.ipv4.tcp_available_congestion_control",
-	"net.ipv4.tcp_sack",
-	"net.ipv4.tcp_timestamps",
-	"net.ipv4.tcp_ecn",
-	"net.ipv4.tcp_window_scaling",
-	"net.ipv4.tcp_no_metrics_save",
-	"net.ipv4.tcp_rmem",
-	"net.ipv4.tcp_wmem",
-	"net.ipv4.tcp_limit_output_bytes",
-	"net.ipv4.tcp_min_tso_segs",
-	"net.core.default_qdisc",
-	"net.core.rmem_max",
-	"net.core.wmem_max",
 }
 
 // Leftover is a namespace from an earlier lab run.

@@ -1,4 +1,4 @@
-package lab
+package testbed
 
 import (
 	"context"
@@ -9,14 +9,11 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
-
-	"github.com/coopcc/coopcc/lab/scenario"
 )
 
 // Node is one network namespace of the testbed: a station or the server.
@@ -41,8 +38,8 @@ const (
 	serverIface  = "eth0"
 )
 
-// TestbedConfig says how to build a testbed.
-type TestbedConfig struct {
+// Config says how to build a testbed.
+type Config struct {
 	Backend string    // BackendEmu or BackendVeth
 	Coopcc  string    // path of the coopcc binary (emulator and agents)
 	Log     io.Writer // progress and warnings (nil = discard)
@@ -54,19 +51,23 @@ type Testbed struct {
 	Prefix   string
 	Stations []Node
 	Server   Node
-	cfg      TestbedConfig
+	cfg      Config
 	hub      string   // veth backend: the namespace holding the bridge
 	created  []string // namespaces to delete
-	emu      *proc
-	procs    []*proc // agents, iperf3 servers and clients
+	emu      *Proc
+	procs    []*Proc // agents, iperf3 servers and clients
 	closed   bool
 }
 
-// NewTestbed creates the namespaces of a run with n stations and a server,
-// with loopback up and nothing else. On error everything created is removed.
-func NewTestbed(n int, cfg TestbedConfig) (*Testbed, error) {
-	if n < 1 || n > scenario.MaxTerminals {
-		return nil, fmt.Errorf("testbed: %d stations, want 1..%d", n, scenario.MaxTerminals)
+// MaxStations is the most stations a testbed has (the scenario language's
+// limit on terminals, scenario.MaxTerminals).
+const MaxStations = 200
+
+// New creates the namespaces of a run with n stations and a server, with
+// loopback up and nothing else. On error everything created is removed.
+func New(n int, cfg Config) (*Testbed, error) {
+	if n < 1 || n > MaxStations {
+		return nil, fmt.Errorf("testbed: %d stations, want 1..%d", n, MaxStations)
 	}
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
@@ -105,10 +106,9 @@ func (tb *Testbed) Node(name string) (Node, bool) {
 // SetSysctls sets sysctls in one node's namespace.
 func (tb *Testbed) SetSysctls(nd Node, kv [][2]string) error { return setSysctls(nd.Netns, kv) }
 
-// ReadSysctls reads RecordedSysctls and the extra keys in every namespace,
-// by node name.
-func (tb *Testbed) ReadSysctls(extra ...string) map[string]map[string]string {
-	keys := append(append([]string{}, RecordedSysctls...), extra...)
+// ReadSysctls reads the keys in every namespace, by node name; unreadable
+// keys are left out.
+func (tb *Testbed) ReadSysctls(keys ...string) map[string]map[string]string {
 	out := map[string]map[string]string{}
 	for _, nd := range tb.Nodes() {
 		if m, err := readSysctls(nd.Netns, keys); err == nil {
@@ -240,7 +240,7 @@ func (tb *Testbed) StopEmu() error {
 	if tb.emu == nil {
 		return nil
 	}
-	err := tb.emu.stop(syscall.SIGTERM, 10*time.Second)
+	err := tb.emu.Stop(syscall.SIGTERM, 10*time.Second)
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ee.ExitCode() == -1 {
 		return fmt.Errorf("emulator killed: %w", err)
@@ -253,7 +253,7 @@ func (tb *Testbed) StopEmu() error {
 
 // Exec starts argv inside a node's namespace (`ip netns exec`), output to
 // the given writers. The testbed stops it on Close.
-func (tb *Testbed) Exec(nd Node, name string, argv []string, stdout, stderr io.Writer, deathSig syscall.Signal) (*proc, error) {
+func (tb *Testbed) Exec(nd Node, name string, argv []string, stdout, stderr io.Writer, deathSig syscall.Signal) (*Proc, error) {
 	full := append([]string{"ip", "netns", "exec", nd.Netns}, argv...)
 	p, err := startProc(name, full, stdout, stderr, deathSig)
 	if err != nil {
@@ -263,11 +263,11 @@ func (tb *Testbed) Exec(nd Node, name string, argv []string, stdout, stderr io.W
 	return p, nil
 }
 
-// stopProcs stops the agents and iperf3 processes (SIGTERM, then SIGKILL
-// after a grace period), newest first.
-func (tb *Testbed) stopProcs() {
+// StopProcs stops the processes Exec started (agents, iperf3 servers and
+// clients: SIGTERM, then SIGKILL after a grace period), newest first.
+func (tb *Testbed) StopProcs() {
 	for i := len(tb.procs) - 1; i >= 0; i-- {
-		_ = tb.procs[i].stop(syscall.SIGTERM, 5*time.Second)
+		_ = tb.procs[i].Stop(syscall.SIGTERM, 5*time.Second)
 	}
 }
 
@@ -278,9 +278,9 @@ func (tb *Testbed) Close() error {
 		return nil
 	}
 	tb.closed = true
-	tb.stopProcs()
+	tb.StopProcs()
 	if tb.emu != nil {
-		_ = tb.emu.stop(syscall.SIGTERM, 10*time.Second)
+		_ = tb.emu.Stop(syscall.SIGTERM, 10*time.Second)
 	}
 	var errs []error
 	for _, ns := range tb.created {
@@ -289,36 +289,4 @@ func (tb *Testbed) Close() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// waitListen waits until the process listens on TCP port (read from its
-// own /proc/PID/net/tcp{,6}, which shows its namespace's sockets).
-func waitListen(ctx context.Context, p *proc, port int, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	hexPort := fmt.Sprintf(":%04X", port)
-	for {
-		for _, f := range []string{"tcp", "tcp6"} {
-			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/%s", p.cmd.Process.Pid, f))
-			if err != nil {
-				continue
-			}
-			for _, line := range strings.Split(string(b), "\n")[1:] {
-				fs := strings.Fields(line)
-				if len(fs) > 3 && strings.HasSuffix(fs[1], hexPort) && fs[3] == "0A" {
-					return nil
-				}
-			}
-		}
-		if p.exited() {
-			return fmt.Errorf("%s exited before listening on %d: %v", p.name, port, p.err)
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not listening on %d after %v", p.name, port, timeout)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
 }
