@@ -13,13 +13,13 @@ import (
 	"github.com/coopcc/coopcc/lab/testbed"
 )
 
-// EmuConfig builds the emulator's configuration for a run on a testbed.
+// emuConfig builds the emulator's configuration for a run on a testbed.
 //
 // [interpretation] The scenario's wired delay is the round trip the papers'
 // Dummynet added (their min RTT ≈ the configured delay), so each direction
 // of the emulated wire gets half of it; the same holds for per-terminal
 // extra delay.
-func EmuConfig(r scenario.Run, tb *testbed.Testbed) emu.Config {
+func emuConfig(r scenario.Run, tb *testbed.Testbed) emu.Config {
 	seed := fnv.New64a()
 	seed.Write([]byte(r.ID))
 	oneWay := func(d scenario.Duration) float64 { return float64(d.D()) / 2e6 }
@@ -48,7 +48,7 @@ func EmuConfig(r scenario.Run, tb *testbed.Testbed) emu.Config {
 // emuCommand writes the emulator's config for the run (into tmp, and a copy
 // into the run's emu directory) and returns its command line.
 func emuCommand(r scenario.Run, tb *testbed.Testbed, coopcc, tmp, out string) ([]string, error) {
-	cfg := EmuConfig(r, tb)
+	cfg := emuConfig(r, tb)
 	path := filepath.Join(tmp, "emu.toml")
 	f, err := os.Create(path)
 	if err != nil {

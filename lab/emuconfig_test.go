@@ -42,7 +42,7 @@ func TestEmuConfigPresets(t *testing.T) {
 			}
 			for _, r := range runs {
 				tb := fakeTestbed(len(r.Stations))
-				cfg := EmuConfig(r, tb)
+				cfg := emuConfig(r, tb)
 				ports := make([]emu.Port, len(cfg.Stations))
 				for i := range ports {
 					ports[i] = nullPort{}
@@ -73,7 +73,7 @@ phy_mbps = 24
 		t.Fatal(err)
 	}
 	runs, _ := s.Expand(scenario.Options{})
-	cfg := EmuConfig(runs[0], fakeTestbed(2))
+	cfg := emuConfig(runs[0], fakeTestbed(2))
 	if cfg.PHY != "g" || cfg.AP.Queue != "priority" || cfg.AP.QueueFrames != 50 {
 		t.Errorf("phy/ap: %+v %+v", cfg.PHY, cfg.AP)
 	}
@@ -86,7 +86,7 @@ phy_mbps = 24
 	}
 	other, _ := s.Expand(scenario.Options{})
 	other[0].ID = "mode=x"
-	if EmuConfig(other[0], fakeTestbed(2)).Seed == cfg.Seed {
+	if emuConfig(other[0], fakeTestbed(2)).Seed == cfg.Seed {
 		t.Error("seed does not depend on the run id")
 	}
 }

@@ -49,7 +49,7 @@ count = 1
 	if st[1].PER["54"] != 0.2 {
 		t.Fatalf("per: %v", st[1].PER)
 	}
-	cfg := EmuConfig(runs[0], &testbed.Testbed{Stations: make([]testbed.Node, 3)})
+	cfg := emuConfig(runs[0], &testbed.Testbed{Stations: make([]testbed.Node, 3)})
 	if cfg.AP.RateControl != "minstrel" || cfg.Stations[0].RateControl != "arf" || cfg.Stations[2].PER["54"] != 0.2 {
 		t.Fatalf("emu config: %+v", cfg)
 	}

@@ -66,7 +66,7 @@ func TestRunRecordRoundTrip(t *testing.T) {
 	nonZero(t, "schema.WLAN", rr.WLAN)
 	nonZero(t, "schema.Wired", rr.Wired)
 
-	dir := filepath.Join(t.TempDir(), "runs", RunDirName(rr.ID))
+	dir := filepath.Join(t.TempDir(), "runs", runDirName(rr.ID))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}

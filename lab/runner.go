@@ -190,7 +190,7 @@ func RunScenario(ctx context.Context, s *scenario.Scenario, cfg RunnerConfig) (*
 			meta.Failed[r.ID] = err.Error()
 			fmt.Fprintf(cfg.Log, "        failed after %v: %v\n", took.Round(time.Second), err)
 		} else {
-			fmt.Fprintf(cfg.Log, "        done in %v: %s\n", took.Round(time.Second), progressLine(filepath.Join(cfg.Out, "runs", RunDirName(r.ID)), res))
+			fmt.Fprintf(cfg.Log, "        done in %v: %s\n", took.Round(time.Second), progressLine(filepath.Join(cfg.Out, "runs", runDirName(r.ID)), res))
 		}
 		_ = writeJSON(filepath.Join(cfg.Out, "meta.json"), meta)
 	}
@@ -249,13 +249,13 @@ func emuAvailable(coopcc string) bool {
 	return exec.Command(coopcc, "emu", "run", "--help").Run() == nil
 }
 
-// RunDirName is the directory of a run under OUT/runs.
-func RunDirName(id string) string { return strings.ReplaceAll(id, "/", "_") }
+// runDirName is the directory of a run under OUT/runs.
+func runDirName(id string) string { return strings.ReplaceAll(id, "/", "_") }
 
 // executeRun builds the testbed of one run, drives it and tears it down.
 // It always writes run.json when the run directory could be created.
 func executeRun(ctx context.Context, r scenario.Run, cfg RunnerConfig) (res *schema.Run, err error) {
-	dir := filepath.Join(cfg.Out, "runs", RunDirName(r.ID))
+	dir := filepath.Join(cfg.Out, "runs", runDirName(r.ID))
 	for _, sub := range []string{"iperf3", "bounds", "emu", "logs"} {
 		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
 			return nil, fmt.Errorf("create run directory: %w", err)

@@ -19,7 +19,7 @@ func Load(arg string) (*Scenario, error) {
 	}
 	data, err := scenarios.Get(arg)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v; or give the path of a .toml file", ErrUnknownScenario, err)
+		return nil, fmt.Errorf("%w: %v; or give the path of a .toml file", ErrUnknown, err)
 	}
 	s, err := Parse(data)
 	if err != nil {

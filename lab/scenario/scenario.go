@@ -56,22 +56,22 @@ type WLAN struct {
 	// RateControl is the AP's rate controller and the terminals' default:
 	// constant (default), arf, aarf, minstrel (docs/emulator.md).
 	RateControl string `toml:"rate_control" json:"rate_control,omitempty"`
-	// Profile fills unset keys from a named WLAN profile (WLANProfiles).
+	// Profile fills unset keys from a named WLAN profile (wlanProfiles).
 	Profile string `toml:"profile" json:"profile,omitempty"`
 	// Engine is the emulator's real-time engine: "threaded" (default) or
 	// "inline" (docs/emulator.md).
 	Engine string `toml:"engine" json:"engine,omitempty"`
 }
 
-// WLANProfile is a named set of [wlan] defaults standing for a testbed.
-type WLANProfile struct {
+// wlanProfile is a named set of [wlan] defaults standing for a testbed.
+type wlanProfile struct {
 	Description  string
 	RateControl  string
 	APQueueSize  int
 	StaQueueSize int
 }
 
-// WLANProfiles are the named profiles `[wlan] profile` accepts.
+// wlanProfiles are the named profiles `[wlan] profile` accepts.
 //
 // testbed2012 [interpretation] stands for the papers' 2012-2016 testbed
 // (Nexus S phones with a BCM4329, a Planex MZK-MF300N AP; docs/collapse.md):
@@ -87,7 +87,7 @@ type WLANProfile struct {
 //     packets; Gettys & Nichols, "Bufferbloat: dark buffers in the
 //     Internet", ACM Queue 2011), which is what a Linux-based AP and the
 //     phones' wlan0 had in front of the driver.
-var WLANProfiles = map[string]WLANProfile{
+var wlanProfiles = map[string]wlanProfile{
 	"testbed2012": {Description: "the papers' 2012-era testbed [interpretation]: ARF at AP and terminals, 1000-frame queues",
 		RateControl: "arf", APQueueSize: 1000, StaQueueSize: 1000},
 }
@@ -224,8 +224,8 @@ func PHYNames() []string {
 
 var apQueueModes = []string{"fifo", "rr", "priority"}
 
-// MobilityPresets are the emulator's built-in mobility traces (papers/002).
-var MobilityPresets = []string{"walk", "drive", "parked"}
+// mobilityPresets are the emulator's built-in mobility traces (papers/002).
+var mobilityPresets = []string{"walk", "drive", "parked"}
 
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,39}$`)
 
@@ -301,7 +301,7 @@ func (s *Scenario) applyDefaults() {
 	if p, ok := phyPresets[s.WLAN.PHY]; ok && s.WLAN.DataMbps == 0 {
 		s.WLAN.DataMbps = p.data
 	}
-	if pr, ok := WLANProfiles[s.WLAN.Profile]; ok {
+	if pr, ok := wlanProfiles[s.WLAN.Profile]; ok {
 		if s.WLAN.RateControl == "" {
 			s.WLAN.RateControl = pr.RateControl
 		}
@@ -425,8 +425,8 @@ func (s *Scenario) Validate() error {
 	if s.WLAN.RetryLimit < 0 || s.WLAN.RetryLimit > 255 {
 		add("wlan.retry_limit %d: want 0..255 (0 = the preset's)", s.WLAN.RetryLimit)
 	}
-	if _, ok := WLANProfiles[s.WLAN.Profile]; s.WLAN.Profile != "" && !ok {
-		add("wlan.profile %q: want one of %s", s.WLAN.Profile, strings.Join(slices.Sorted(maps.Keys(WLANProfiles)), ", "))
+	if _, ok := wlanProfiles[s.WLAN.Profile]; s.WLAN.Profile != "" && !ok {
+		add("wlan.profile %q: want one of %s", s.WLAN.Profile, strings.Join(slices.Sorted(maps.Keys(wlanProfiles)), ", "))
 	}
 	checkRC := func(key, v string) {
 		if err := ratectl.CheckKind(v); err != nil {
@@ -643,7 +643,7 @@ func (s *Scenario) checkTiming(add func(string, ...any), key string, start, stop
 
 // checkMobility accepts a preset name or the path of an existing CSV trace.
 func checkMobility(m string) error {
-	if contains(MobilityPresets, m) {
+	if contains(mobilityPresets, m) {
 		return nil
 	}
 	if strings.HasSuffix(m, ".csv") {
@@ -652,7 +652,7 @@ func checkMobility(m string) error {
 		}
 		return nil
 	}
-	return fmt.Errorf("%q: want a preset (%s) or the path of a .csv trace", m, strings.Join(MobilityPresets, ", "))
+	return fmt.Errorf("%q: want a preset (%s) or the path of a .csv trace", m, strings.Join(mobilityPresets, ", "))
 }
 
 func contains(list []string, v string) bool {
@@ -683,6 +683,6 @@ func firstDup[T comparable](l []T) string {
 	return ""
 }
 
-// ErrUnknownScenario is returned when a scenario name is neither a preset
+// ErrUnknown is returned when a scenario name is neither a preset
 // nor a file.
-var ErrUnknownScenario = errors.New("unknown scenario")
+var ErrUnknown = errors.New("unknown scenario")
