@@ -51,7 +51,7 @@ type RunnerConfig struct {
 	Lock string
 	Wait bool
 	// Shard runs only shard K of N of the runs (after Only); the zero
-	// Shard runs them all. See Shard.Select.
+	// Shard runs them all. See scenario.Shard.Select.
 	Shard scenario.Shard
 }
 
@@ -289,7 +289,7 @@ func executeRun(ctx context.Context, r scenario.Run, cfg RunnerConfig) (res *sch
 	}
 	defer os.RemoveAll(tmp)
 
-	tb, err := testbed.New(len(r.Stations), testbed.Config{Backend: cfg.Backend, Coopcc: cfg.Coopcc, Log: cfg.Log})
+	tb, err := testbed.New(len(r.Stations))
 	if err != nil {
 		return res, err
 	}

@@ -38,20 +38,12 @@ const (
 	serverIface  = "eth0"
 )
 
-// Config says how to build a testbed.
-type Config struct {
-	Backend string    // BackendEmu or BackendVeth
-	Coopcc  string    // path of the coopcc binary (emulator and agents)
-	Log     io.Writer // progress and warnings (nil = discard)
-}
-
 // Testbed is the set of namespaces, links and processes of one run. Close
 // removes everything it created, whatever state it is in.
 type Testbed struct {
 	Prefix   string
 	Stations []Node
 	Server   Node
-	cfg      Config
 	hub      string   // veth backend: the namespace holding the bridge
 	created  []string // namespaces to delete
 	emu      *Proc
@@ -65,14 +57,11 @@ const MaxStations = 200
 
 // New creates the namespaces of a run with n stations and a server, with
 // loopback up and nothing else. On error everything created is removed.
-func New(n int, cfg Config) (*Testbed, error) {
+func New(n int) (*Testbed, error) {
 	if n < 1 || n > MaxStations {
 		return nil, fmt.Errorf("testbed: %d stations, want 1..%d", n, MaxStations)
 	}
-	if cfg.Log == nil {
-		cfg.Log = io.Discard
-	}
-	tb := &Testbed{Prefix: newPrefix(), cfg: cfg}
+	tb := &Testbed{Prefix: newPrefix()}
 	for k := 1; k <= n; k++ {
 		name := fmt.Sprintf("sta%d", k)
 		tb.Stations = append(tb.Stations, Node{Name: name, Netns: tb.Prefix + "-" + name, Iface: stationIface,

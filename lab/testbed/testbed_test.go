@@ -21,7 +21,7 @@ import (
 func TestTestbedVeth(t *testing.T) {
 	nettest.RequireRoot(t)
 	nettest.RequireTool(t, "iperf3")
-	tb, err := New(2, Config{Backend: BackendVeth})
+	tb, err := New(2)
 	if err != nil {
 		t.Fatal(err)
 	}
