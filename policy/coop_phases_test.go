@@ -71,8 +71,8 @@ func TestTargetQueueFloorIsQueueSegmentsPerTerminal(t *testing.T) {
 			t.Errorf("R̄ %v n %d: d* %v not above the relative target %v", tc.rbar, tc.n, dq, relative)
 		}
 	}
-	if dq := targetQueue(cp, group{terms: make([]terminal, 3), rbar: 0.004}, mss, 0); dq != 0.001 {
-		t.Errorf("no capacity: d* %v, want the relative target 0.001 alone", dq)
+	if dq, want := targetQueue(cp, group{terms: make([]terminal, 3), rbar: 0.004}, mss, 0), (cp.TargetRatio-1)*0.004; dq != want {
+		t.Errorf("no capacity: d* %v, want the relative target %v alone", dq, want)
 	}
 }
 

@@ -131,7 +131,7 @@ func TestCoopBoundsShrinkAsRatioRises(t *testing.T) {
 			Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: base + q, MinRTT: base, DeliveryRate: 1e6}},
 			Peers: []PeerView{inflatedPeer(base, q, 1e6)}})
 		hi := d.PerDst[dstA].Hi
-		// Strictly smaller while the gain (1.25/ratio)^0.5 is above its 0.5
+		// Strictly smaller while the gain (ρ*/ratio)^0.5 is above its 0.5
 		// clamp (ratio < 5); beyond, each step halves at most and the
 		// estimate stays at half the measured throughput (no undershoot).
 		if i > 0 && (hi > prev || ratio < 5 && hi == prev) {
@@ -142,8 +142,9 @@ func TestCoopBoundsShrinkAsRatioRises(t *testing.T) {
 		}
 		prev = hi
 	}
-	if want := uint32(110); prev != want { // 0.5e6 × (0.256 + 0.064) / 1448 = 110.5
-		t.Fatalf("final hi %d, want %d (half the measured 2e6 B/s shared by 2)", prev, want)
+	// 0.5e6 × (0.256 + (ρ*−1)·0.256) / 1448: 102 at the default ρ* 1.15.
+	if want := uint32(math.Round(0.5e6 * 0.256 * CoopParams{}.Defaults().TargetRatio / 1448)); prev != want {
+		t.Fatalf("final hi %d, want %d (half the measured 2e6 B/s shared by 2, at the target)", prev, want)
 	}
 	// When the throughput itself falls while inflated, the bound follows it down.
 	q := 11 * base
@@ -171,7 +172,7 @@ func TestCoopSwitchesOffWhenItCannotDrainTheQueue(t *testing.T) {
 		if d := at(s, r); !d.Active {
 			t.Fatalf("t=%.1f draining ratio %.1f: switched off: %q", s, r, d.Reason)
 		}
-		r = max(r*0.85, 1.25)
+		r = max(r*0.85, 1.1) // drains to below the target (ρ* 1.15)
 	}
 	// A queue stuck at ratio 6 from t = 15 s although coop keeps cutting:
 	// competitive mode once the cut reached a third and two RTTs passed
@@ -240,8 +241,8 @@ func TestCoopLowerBoundOnlyWhenNotInflated(t *testing.T) {
 	if b.Lo == 0 || b.Lo > b.Hi || b.Lo != b.Hi/2 {
 		t.Fatalf("not inflated: %+v, want lo = hi/2 > 0", b)
 	}
-	if b := step(2, 1.25); b.Lo != 0 {
-		t.Fatalf("at the target ratio: lo %d, want 0", b.Lo)
+	if b := step(2, CoopParams{}.Defaults().TargetRatio+0.01); b.Lo != 0 {
+		t.Fatalf("just above the target ratio: lo %d, want 0", b.Lo)
 	}
 }
 
@@ -398,7 +399,7 @@ func fluidRun(t *testing.T, lag int) {
 		t.Errorf("Jain index %.4f < 0.98", jain)
 	}
 	if ratio < 1.1 || ratio > 1.4 {
-		t.Errorf("group ratio %.3f outside [1.1, 1.4] (target 1.25)", ratio)
+		t.Errorf("group ratio %.3f outside [1.1, 1.4] (target %.2f)", ratio, CoopParams{}.Defaults().TargetRatio)
 	}
 	for i, ci := range lastCap {
 		if math.Abs(ci-c0)/c0 > 0.05 {
