@@ -31,9 +31,10 @@ type CoopParams struct {
 	LoFraction float64 `toml:"lo_fraction" json:"lo_fraction,omitempty"`
 	// HiFloor is the smallest upper bound ever set, segments. Default 2.
 	HiFloor uint32 `toml:"hi_floor" json:"hi_floor,omitempty"`
-	// QueueSegments is the least queue the target allows per terminal,
-	// segments: the target queueing delay is at least the time the
-	// bottleneck takes to serve that many segments from every terminal.
+	// QueueSegments is the least queue the target allows per contender of
+	// the medium, segments: the target queueing delay is at least the time
+	// the bottleneck takes to serve that many segments for every terminal
+	// and for the AP.
 	// Default 2, one delayed-ACK pair (RFC 5681: the receiver acknowledges
 	// every second full segment, so a sender needs two segments beyond its
 	// share of the path to never wait for an ACK).

@@ -105,18 +105,21 @@ func formGroup(self terminal, peers []terminal) (g group, ok bool) {
 }
 
 // targetQueue is the target queueing delay d* = max((ρ*−1)·R̄,
-// QueueSegments·MSS·n/C), seconds: the relative target, but never less than
-// the time the bottleneck needs to serve QueueSegments (2: one delayed-ACK
-// pair) from every terminal at the capacity the windows are sized for. On
-// short paths (4 ms: d* by ratio alone is 1 ms, less than one 802.11
-// contention round of a few stations plus a delayed ACK) the relative
+// QueueSegments·MSS·(n+1)/C), seconds: the relative target, but never less
+// than the time the bottleneck needs to serve QueueSegments (2: one
+// delayed-ACK pair) for every contender of the medium — the n terminals and
+// the AP, which forwards their ACKs — at the capacity the windows are sized
+// for. On short paths (4 ms: d* by ratio alone is under 1 ms, less than one
+// 802.11 contention round of a few stations plus a delayed ACK) the relative
 // target cannot be met even with no queue of ours, and "inflated" would
-// never clear. With the same C in the windows, this floor is exactly
-// QueueSegments extra segments per terminal. capacity 0: no floor.
+// never clear; one station alone needs 13–14 segments at 4 ms where 2
+// segments over its BDP gave it 10–11. With the same C in the windows, this
+// floor is exactly QueueSegments·(n+1) extra segments in all. capacity 0: no
+// floor.
 func targetQueue(cp CoopParams, g group, mss, capacity float64) float64 {
 	dq := (cp.TargetRatio - 1) * g.rbar
 	if capacity > 0 {
-		dq = max(dq, float64(cp.QueueSegments)*mss*g.n()/capacity)
+		dq = max(dq, float64(cp.QueueSegments)*mss*(g.n()+1)/capacity)
 	}
 	return dq
 }

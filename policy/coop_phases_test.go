@@ -41,7 +41,7 @@ func TestFormGroupMedianIgnoresOneLocalQueue(t *testing.T) {
 	}
 }
 
-func TestTargetQueueFloorIsQueueSegmentsPerTerminal(t *testing.T) {
+func TestTargetQueueFloorIsQueueSegmentsPerContender(t *testing.T) {
 	cp := CoopParams{}.Defaults()
 	const mss = 1448.0
 	for _, tc := range []struct {
@@ -49,9 +49,9 @@ func TestTargetQueueFloorIsQueueSegmentsPerTerminal(t *testing.T) {
 		n              int
 		floorBinds     bool
 	}{
-		{rbar: 0.004, capacity: 3e6, n: 10, floorBinds: true},  // 9.7 ms > 1 ms
-		{rbar: 0.004, capacity: 3e6, n: 2, floorBinds: true},   // 1.9 ms > 1 ms
-		{rbar: 0.256, capacity: 3e6, n: 10, floorBinds: false}, // 64 ms > 9.7 ms
+		{rbar: 0.004, capacity: 3e6, n: 10, floorBinds: true},  // 10.6 ms > 0.6 ms
+		{rbar: 0.004, capacity: 3e6, n: 1, floorBinds: true},   // 1.9 ms > 0.6 ms
+		{rbar: 0.256, capacity: 3e6, n: 10, floorBinds: false}, // 38 ms > 10.6 ms
 	} {
 		g := group{terms: make([]terminal, tc.n), rbar: tc.rbar}
 		dq := targetQueue(cp, g, mss, tc.capacity)
@@ -63,9 +63,10 @@ func TestTargetQueueFloorIsQueueSegmentsPerTerminal(t *testing.T) {
 			continue
 		}
 		// At the capacity the windows are sized for, the floor is exactly
-		// QueueSegments extra segments per terminal.
-		if segs := dq * tc.capacity / mss / float64(tc.n); math.Abs(segs-float64(cp.QueueSegments)) > 1e-9 {
-			t.Errorf("R̄ %v n %d: floor holds %.3f segments per terminal, want %d", tc.rbar, tc.n, segs, cp.QueueSegments)
+		// QueueSegments extra segments per contender: the n terminals and
+		// the AP.
+		if segs := dq * tc.capacity / mss / float64(tc.n+1); math.Abs(segs-float64(cp.QueueSegments)) > 1e-9 {
+			t.Errorf("R̄ %v n %d: floor holds %.3f segments per contender, want %d", tc.rbar, tc.n, segs, cp.QueueSegments)
 		}
 		if dq <= relative {
 			t.Errorf("R̄ %v n %d: d* %v not above the relative target %v", tc.rbar, tc.n, dq, relative)
