@@ -36,7 +36,6 @@ type memDatapath struct {
 	mu         sync.Mutex
 	bounds     map[netip.Addr]DPBounds
 	heartbeats int
-	sets       int // successful Set calls
 	failSet    bool
 	closed     bool
 }
@@ -51,7 +50,6 @@ func (d *memDatapath) Set(dst netip.Addr, b DPBounds) error {
 		d.bounds = map[netip.Addr]DPBounds{}
 	}
 	d.bounds[dst] = b
-	d.sets++
 	return nil
 }
 func (d *memDatapath) Delete(dst netip.Addr) error {

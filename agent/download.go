@@ -110,65 +110,29 @@ func pathMinRTT(flows []Flow) map[netip.Addr]time.Duration {
 // bothSides applies every bound to the send side (cwnd of this terminal's
 // uploads) and the receive side (windows advertised to remote senders) at
 // once; the receive side takes Hi only (a receiver cannot make a sender
-// send more), through the upper envelope of the last rcvWindow
-// (rcvEnvelope: every increase of a window clamp costs quick ACKs). A bound
-// meant for one direction is harmless on the other: an upload's receive
-// side and a download's send side carry ACKs only. Not safe for concurrent
-// use (the agent calls it under its datapath lock).
+// send more). A bound meant for one direction is harmless on the other: an
+// upload's receive side and a download's send side carry ACKs only.
 type bothSides struct {
 	send, recv Enforcer
-	env        *rcvEnvelope
-	held       map[netip.Addr]uint32 // the receive side's clamp per destination
-	now        func() time.Time
 }
 
-// rcvEnvelopeTicks is the receive envelope's window in control intervals:
-// two of coop's probe cycles (a cycle is 4–5 ticks in the lab at 256 ms).
-const rcvEnvelopeTicks = 8
-
-func newBothSides(send, recv Enforcer, window time.Duration) *bothSides {
-	return &bothSides{send: send, recv: recv, env: newRcvEnvelope(window), held: map[netip.Addr]uint32{}, now: time.Now}
-}
-
-func (b *bothSides) Set(dst netip.Addr, bd DPBounds) error {
+func (b bothSides) Set(dst netip.Addr, bd DPBounds) error {
 	if err := b.send.Set(dst, bd); err != nil {
 		return err
 	}
-	return b.hold(dst, b.env.set(dst, bd.Hi, b.now()))
+	return b.recv.Set(dst, DPBounds{Hi: bd.Hi})
 }
 
-// hold sets the receive side's clamp for dst when it changed.
-func (b *bothSides) hold(dst netip.Addr, hi uint32) error {
-	if cur, ok := b.held[dst]; ok && cur == hi {
-		return nil
-	}
-	if err := b.recv.Set(dst, DPBounds{Hi: hi}); err != nil {
-		return err
-	}
-	b.held[dst] = hi
-	return nil
-}
-
-func (b *bothSides) Delete(dst netip.Addr) error {
-	b.env.forget(dst)
-	delete(b.held, dst)
+func (b bothSides) Delete(dst netip.Addr) error {
 	return errors.Join(b.send.Delete(dst), b.recv.Delete(dst))
 }
 
-// Heartbeat lowers the receive clamps whose envelope fell (the agent calls
-// it every tick, bounds changed or not), then renews both leases.
-func (b *bothSides) Heartbeat() error {
-	now := b.now()
-	for _, d := range b.env.dsts() {
-		if err := b.hold(d, b.env.at(d, now)); err != nil {
-			return err
-		}
-	}
+func (b bothSides) Heartbeat() error {
 	return errors.Join(b.send.Heartbeat(), b.recv.Heartbeat())
 }
 
 // Counters adds the receive side's clamp counts to the send side's hi hits.
-func (b *bothSides) Counters() (map[netip.Addr]DPCounters, error) {
+func (b bothSides) Counters() (map[netip.Addr]DPCounters, error) {
 	out, err := b.send.Counters()
 	if err != nil {
 		return nil, err
@@ -189,6 +153,6 @@ func (b *bothSides) Counters() (map[netip.Addr]DPCounters, error) {
 }
 
 // Backend names both: e.g. "struct_ops+rcvwnd".
-func (b *bothSides) Backend() string { return b.send.Backend() + "+" + b.recv.Backend() }
+func (b bothSides) Backend() string { return b.send.Backend() + "+" + b.recv.Backend() }
 
-func (b *bothSides) Close() error { return errors.Join(b.send.Close(), b.recv.Close()) }
+func (b bothSides) Close() error { return errors.Join(b.send.Close(), b.recv.Close()) }

@@ -67,7 +67,7 @@ func TestPeerViewMergesDownloads(t *testing.T) {
 // bothSides writes every bound to both datapaths, Hi only on the receive side.
 func TestBothSidesAppliesHiToReceive(t *testing.T) {
 	send, recv := &memDatapath{}, &memDatapath{}
-	b := newBothSides(send, recv, 4*time.Second)
+	b := bothSides{send: send, recv: recv}
 	if err := b.Set(dst1, DPBounds{Lo: 3, Hi: 12}); err != nil {
 		t.Fatal(err)
 	}

@@ -73,7 +73,7 @@ func openRealDatapath(cfg Config, s DatapathSetup) (Enforcer, error) {
 			return nil, errors.Join(fmt.Errorf("record the receive side's objects: %w", err), r.Close(), d.Close())
 		}
 	}
-	return newBothSides(d, r, rcvEnvelopeTicks*cfg.Monitor.Interval.Duration), nil
+	return bothSides{send: d, recv: r}, nil
 }
 
 // withReceive adds the receive side's objects to the send side's record.
