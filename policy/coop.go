@@ -274,7 +274,7 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 		windowQueue = max(dStar, g.d)
 	}
 	share := terminalShare(cp, g.terms, c.capacity)
-	per, targets := flowBounds(cp, v.Flows, share, g.rbar, windowQueue, inflated, c.p.MSS)
+	per, targets := flowBounds(cp, v.Flows, share, g, windowQueue, inflated, c.p.MSS)
 	c.targets, c.dStar = targets, seconds(dStar)
 
 	state := "not inflated"

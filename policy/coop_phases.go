@@ -28,9 +28,10 @@ type terminal struct {
 type group struct {
 	terms    []terminal
 	peers    int
-	rbar     float64 // R̄: mean base RTT of the terminals that know one
-	d        float64 // median queueing delay over those terminals
-	measured float64 // Σ delivery rates, B/s
+	rbar     float64       // R̄: mean base RTT of the terminals that know one
+	d        float64       // median queueing delay over those terminals
+	minBase  time.Duration // the smallest base RTT reported
+	measured float64       // Σ delivery rates, B/s
 }
 
 func (g group) n() float64     { return float64(len(g.terms)) }
@@ -84,24 +85,55 @@ func peerTerminals(pvs []PeerView) []terminal {
 // d the median queueing delay (all uploads queue behind the same AP, so d is
 // common; the median ignores one terminal with a local queue of its own).
 // ok is false while no terminal knows its base RTT.
+//
+// A terminal whose connections opened while the medium was already loaded
+// never saw the empty path: its min RTT holds the queue of that moment (18–
+// 83 ms on a 4.5 ms path in the lab), and taken as its base it would size its
+// windows for tens of milliseconds and keep the group's queue from draining.
+// Its SRTT still holds the group's queue d like everyone's, so a terminal
+// whose apparent queue is under half of d gets SRTT − d as its base
+// (latecomerBase), never below the group's smallest base.
 func formGroup(self terminal, peers []terminal) (g group, ok bool) {
 	g.terms = append([]terminal{self}, peers...)
 	g.peers = len(peers)
-	var sumBase float64
 	var queues []time.Duration
 	for _, t := range g.terms {
 		g.measured += t.rate
 		if t.base > 0 {
-			sumBase += t.base.Seconds()
 			queues = append(queues, t.queue)
+			if g.minBase == 0 || t.base < g.minBase {
+				g.minBase = t.base
+			}
 		}
 	}
 	if len(queues) == 0 {
 		return g, false
 	}
+	d := median(queues)
+	g.d = d.Seconds()
+	var sumBase float64
+	for i, t := range g.terms {
+		if t.base <= 0 {
+			continue
+		}
+		if b := latecomerBase(t.base, t.base+t.queue, d, g.minBase); b < t.base {
+			g.terms[i].base, g.terms[i].queue = b, t.base+t.queue-b
+		}
+		sumBase += g.terms[i].base.Seconds()
+	}
 	g.rbar = sumBase / float64(len(queues))
-	g.d = median(queues).Seconds()
 	return g, true
+}
+
+// latecomerBase is the base RTT of a path with min RTT base and smoothed RTT
+// srtt in a group whose shared queue is d: base itself, unless the path's
+// apparent queue srtt − base is under d/2 (its min RTT holds a queue), then
+// srtt − d, but not below floor (the group's smallest base).
+func latecomerBase(base, srtt, d, floor time.Duration) time.Duration {
+	if d <= 0 || srtt-base >= d/2 {
+		return base
+	}
+	return min(base, max(srtt-d, floor))
 }
 
 // targetQueue is the target queueing delay d* = max((ρ*−1)·R̄,
@@ -196,10 +228,10 @@ func terminalShare(cp CoopParams, terms []terminal, capacity float64) float64 {
 // (each flow's cap computed with its own demand unlimited, the other flows'
 // app-limited demands as they are) and turns each flow's rate r into a
 // window for the queueing delay q: hi = max(HiFloor, r·(R_f + q)/MSS), R_f
-// the flow's own base RTT (rbar if unknown), so flows with different wired
-// delays get equal rates. lo = LoFraction·hi unless inflated. It returns
+// the flow's own base RTT (R̄ if unknown; a latecomer's corrected as in
+// formGroup), so flows with different wired delays get equal rates. lo = LoFraction·hi unless inflated. It returns
 // the bounds and the rate targets per destination.
-func flowBounds(cp CoopParams, flows []FlowView, share, rbar, q float64, inflated bool, defMSS uint32) (map[netip.Addr]Bounds, map[netip.Addr]float64) {
+func flowBounds(cp CoopParams, flows []FlowView, share float64, g group, q float64, inflated bool, defMSS uint32) (map[netip.Addr]Bounds, map[netip.Addr]float64) {
 	demands := make([]float64, len(flows))
 	for i, f := range flows {
 		demands[i] = math.Inf(1)
@@ -214,9 +246,13 @@ func flowBounds(cp CoopParams, flows []FlowView, share, rbar, q float64, inflate
 		demands[i] = math.Inf(1)
 		r := MaxMinShares(share, demands, nil)[i]
 		demands[i] = saved
-		base := f.MinRTT.Seconds()
-		if base <= 0 {
-			base = rbar
+		base := g.rbar
+		if f.MinRTT > 0 {
+			b := f.MinRTT
+			if !f.AppLimited && f.SRTT > 0 {
+				b = latecomerBase(f.MinRTT, f.SRTT, seconds(g.d), g.minBase)
+			}
+			base = b.Seconds()
 		}
 		mss := f.MSS
 		if mss == 0 {

@@ -141,7 +141,7 @@ func TestFlowBoundsWindowsForEqualRates(t *testing.T) {
 		{Dst: b, MSS: 1000, MinRTT: 256 * ms, AppLimited: true, DeliveryRate: 1e4},
 	}
 	const share, q = 3e5, 0.064
-	per, targets := flowBounds(cp, flows, share, 0.1, q, false, 1448)
+	per, targets := flowBounds(cp, flows, share, group{rbar: 0.1}, q, false, 1448)
 	// Two bulk flows split what the app-limited one leaves; its own cap is
 	// computed with its demand unlimited (a third each).
 	bulk := (share - 1.1e4) / 2
@@ -155,12 +155,41 @@ func TestFlowBoundsWindowsForEqualRates(t *testing.T) {
 	if per[a].Lo != per[a].Hi/2 {
 		t.Errorf("not inflated: lo %d, want half of hi %d", per[a].Lo, per[a].Hi)
 	}
-	per, _ = flowBounds(cp, flows, share, 0.1, q, true, 1448)
+	per, _ = flowBounds(cp, flows, share, group{rbar: 0.1}, q, true, 1448)
 	if per[a].Lo != 0 || per[b].Lo != 0 {
 		t.Errorf("inflated: lo %d/%d, want 0", per[a].Lo, per[b].Lo)
 	}
-	per, _ = flowBounds(cp, flows[:1], 1, 0.1, q, false, 1448)
+	per, _ = flowBounds(cp, flows[:1], 1, group{rbar: 0.1}, q, false, 1448)
 	if per[a].Hi != cp.HiFloor {
 		t.Errorf("tiny share: hi %d, want the floor %d", per[a].Hi, cp.HiFloor)
+	}
+}
+
+func TestLatecomerBase(t *testing.T) {
+	ms := time.Millisecond
+	floor := 4500 * time.Microsecond
+	for _, tc := range []struct {
+		base, srtt, d, want time.Duration
+	}{
+		{base: 50 * ms, srtt: 52 * ms, d: 40 * ms, want: 12 * ms},    // joined under load: SRTT − d
+		{base: 50 * ms, srtt: 51 * ms, d: 60 * ms, want: floor},      // never below the group's smallest base
+		{base: 5 * ms, srtt: 45 * ms, d: 40 * ms, want: 5 * ms},      // sees the group's queue: unchanged
+		{base: 5 * ms, srtt: 26 * ms, d: 40 * ms, want: 5 * ms},      // half of it: unchanged
+		{base: 256 * ms, srtt: 260 * ms, d: 0, want: 256 * ms},       // no group queue: nothing to learn
+		{base: 256 * ms, srtt: 258 * ms, d: 38 * ms, want: 220 * ms}, // a long path whose queue is under half the group's
+	} {
+		if got := latecomerBase(tc.base, tc.srtt, tc.d, floor); got != tc.want {
+			t.Errorf("base %v srtt %v d %v: %v, want %v", tc.base, tc.srtt, tc.d, got, tc.want)
+		}
+	}
+	// formGroup corrects a latecomer and R̄ with it.
+	self := terminal{base: 4500 * time.Microsecond, queue: 40 * ms}
+	peers := []terminal{{base: 4500 * time.Microsecond, queue: 40 * ms}, {base: 60 * ms, queue: ms}}
+	g, _ := formGroup(self, peers)
+	if g.terms[2].base != 21*ms || g.terms[2].queue != 40*ms {
+		t.Errorf("latecomer: base %v queue %v, want 21ms (61 − 40) and the group's 40ms", g.terms[2].base, g.terms[2].queue)
+	}
+	if want := (4.5 + 4.5 + 21) / 3 / 1000; math.Abs(g.rbar-want) > 1e-9 {
+		t.Errorf("R̄ %v, want %v", g.rbar, want)
 	}
 }

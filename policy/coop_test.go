@@ -529,7 +529,10 @@ func TestCoopTinyBDPStaysOn(t *testing.T) {
 // ones sit at their cap.
 type loopSim struct {
 	bases []time.Duration
-	eps   time.Duration
+	// minRTT is what each terminal's kernel reports as min RTT (nil: the
+	// base): a terminal that joined a loaded medium never saw the empty path.
+	minRTT []time.Duration
+	eps    time.Duration
 	c0    float64
 	w     []float64
 	pols  []*coop
@@ -556,16 +559,24 @@ func (s *loopSim) step() {
 	}
 	s.x, s.d = fluid(s.w, eb, s.c0, mss)
 	s.decs = s.decs[:0]
+	minRTT := s.bases
+	if s.minRTT != nil {
+		// A kernel's min RTT is the smallest RTT seen: it falls with the queue.
+		for i := range s.minRTT {
+			s.minRTT[i] = min(s.minRTT[i], eb[i]+secs(s.d))
+		}
+		minRTT = s.minRTT
+	}
 	for i, p := range s.pols {
 		var ps []PeerView
 		for j := range s.pols {
 			if j != i {
-				ps = append(ps, PeerView{ActiveFlows: 1, SRTT: eb[j] + secs(s.d), MinRTT: s.bases[j], DeliveryRate: s.x[j]})
+				ps = append(ps, PeerView{ActiveFlows: 1, SRTT: eb[j] + secs(s.d), MinRTT: minRTT[j], DeliveryRate: s.x[j]})
 			}
 		}
 		dec := p.Decide(View{Now: s.now, Peers: ps, Flows: []FlowView{
-			{Dst: dstA, MSS: mss, Cwnd: uint32(s.w[i]), SRTT: eb[i] + secs(s.d), MinRTT: s.bases[i], DeliveryRate: s.x[i]},
-			{Dst: dstA, MSS: mss, Cwnd: 10, SRTT: s.bases[i]*7/4 + time.Millisecond, MinRTT: s.bases[i], AppLimited: true},
+			{Dst: dstA, MSS: mss, Cwnd: uint32(s.w[i]), SRTT: eb[i] + secs(s.d), MinRTT: minRTT[i], DeliveryRate: s.x[i]},
+			{Dst: dstA, MSS: mss, Cwnd: 10, SRTT: minRTT[i]*7/4 + time.Millisecond, MinRTT: minRTT[i], AppLimited: true},
 		}})
 		s.decs = append(s.decs, dec)
 		if hi := dec.PerDst[dstA].Hi; hi == 0 {
@@ -622,6 +633,56 @@ func TestCoopTestbed4msDoesNotStickAtTheFloor(t *testing.T) {
 				t.Errorf("queue %.2f ms, want <= %.2f ms", s.d*1e3, lim*1e3)
 			}
 		})
+	}
+}
+
+// TestCoopLatecomersMinRTT reproduces the lab's 10 terminals at 4 ms
+// (2026-11-23): terminals whose connections opened while the medium was
+// already loaded report min RTTs of 18–83 ms on a 4.5 ms path (they never saw
+// it empty). With those taken as their base, their windows were sized for
+// tens of milliseconds, they took more than their share, the queue could not
+// drain to the target and the group switched itself off (Jain 0.54–0.77,
+// p95 0.7–1.8 s). The group's shared queue tells a latecomer its true base.
+func TestCoopLatecomersMinRTT(t *testing.T) {
+	const c0, n = 3e6, 10
+	bases := make([]time.Duration, n)
+	for i := range bases {
+		bases[i] = 4540 * time.Microsecond
+	}
+	s := newLoopSim(t, bases, time.Millisecond, c0, 10)
+	s.minRTT = append([]time.Duration(nil), bases...)
+	s.minRTT[0], s.minRTT[3], s.minRTT[7] = 50*time.Millisecond, 65*time.Millisecond, 83*time.Millisecond
+	s.minRTT[5] = 18 * time.Millisecond
+	competing := 0
+	var minSum = math.Inf(1)
+	for step := 0; step < 60; step++ {
+		s.step()
+		for _, d := range s.decs {
+			if strings.Contains(d.Reason, "competing") {
+				competing++
+			}
+		}
+		if step >= 40 {
+			var sum float64
+			for _, x := range s.x {
+				sum += x
+			}
+			minSum = min(minSum, sum)
+		}
+	}
+	jain, _ := fairness.Jain(s.x)
+	t.Logf("last 10 s: min aggregate %.0f B/s, queue %.2f ms, jain %.4f, competing %d; %s", minSum, s.d*1e3, jain, competing, s.decs[0].Reason)
+	if competing > 0 {
+		t.Errorf("%d decisions in competitive mode: every terminal cooperates", competing)
+	}
+	if jain < 0.98 {
+		t.Errorf("Jain %.4f < 0.98 (rates %v)", jain, s.x)
+	}
+	if minSum < 0.95*c0 {
+		t.Errorf("aggregate fell to %.0f B/s, want >= 95 %% of %.0f", minSum, c0)
+	}
+	if lim := 0.025; s.d > lim {
+		t.Errorf("queue %.1f ms, want <= %.0f ms", s.d*1e3, lim*1e3)
 	}
 }
 
