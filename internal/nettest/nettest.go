@@ -52,6 +52,16 @@ func RequireRoot(t testing.TB) {
 	}
 }
 
+// RequireSelfExec skips the test when the test binary cannot run itself as
+// a child process: under qemu-user (NoKernel) without binfmt_misc an arm64
+// test binary is not executable by the kernel.
+func RequireSelfExec(t testing.TB) {
+	t.Helper()
+	if NoKernel() {
+		t.Skip("re-executes the test binary, which runs under an emulator (" + NoKernelEnv + "=1)")
+	}
+}
+
 // RequireTool skips the test when a program is not on PATH (fails under CI).
 func RequireTool(t testing.TB, name string) {
 	t.Helper()
