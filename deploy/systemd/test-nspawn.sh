@@ -24,7 +24,7 @@
 #   COOPCC_NSPAWN_KEEP=1         keep the work directory (for debugging)
 # The container, its rootfs and the cgroups nspawn created are removed on every
 # exit path (trap). Every step has its own time limit; the whole run is bounded
-# by their sum (about 20 min with debootstrap, 5 min with the cache).
+# by their sum (about 35 min at most with debootstrap, 10 min with the cache).
 # Heavy steps run under nice -n 19.
 set -euo pipefail
 
@@ -66,10 +66,36 @@ KEEP_UNIT=()
 [[ -d /run/systemd/system ]] || KEEP_UNIT=(--keep-unit)
 SELF_CG=$(awk -F: '$2 == "name=systemd" || ($1 == "0" && $2 == "") {print $3; exit}' /proc/self/cgroup)
 
+# A long step runs in the background and is waited for, so that a signal
+# is handled at once (bash defers traps until a foreground child returns);
+# cleanup stops it (timeout passes the signal on to its command).
+CHILD=
+step() {
+	# stdin from /dev/null: without it tar and gzip stopped (state T) under a
+	# background timeout here.
+	"$@" </dev/null &
+	CHILD=$!
+	local rc=0
+	wait "$CHILD" || rc=$?
+	CHILD=
+	return "$rc"
+}
+
 cleanup() {
 	local rc=$?
 	set +e
+	if [[ -n $CHILD ]] && kill -0 "$CHILD" 2>/dev/null; then
+		log "cleanup: stopping $(ps -o args= -p "$CHILD" | cut -c1-60)"
+		kill -TERM "$CHILD"
+		for _ in $(seq 1 50); do
+			kill -0 "$CHILD" 2>/dev/null || break
+			sleep 0.2
+		done
+		kill -KILL "$CHILD" 2>/dev/null
+		wait "$CHILD" 2>/dev/null
+	fi
 	if [[ -n $NSPAWN_PID ]] && kill -0 "$NSPAWN_PID" 2>/dev/null; then
+		log "cleanup: stopping the container (exit status $rc)"
 		if [[ -n $LEADER ]]; then
 			timeout 20 nsenter -t "$LEADER" -a systemctl poweroff >/dev/null 2>&1
 		fi
@@ -95,6 +121,7 @@ cleanup() {
 			[[ -d $d ]] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
 		done
 	fi
+	[[ -n $CACHE ]] && rm -f "$CACHE.tmp"
 	if [[ ${COOPCC_NSPAWN_KEEP:-} == 1 ]]; then
 		log "kept $WORK"
 	else
@@ -131,10 +158,10 @@ T0=$SECONDS
 if [[ -n $CACHE && -f $CACHE ]]; then
 	log "unpacking $CACHE"
 	mkdir -p "$ROOT"
-	timeout 300 nice -n 19 tar -C "$ROOT" -xzf "$CACHE"
+	step timeout 300 nice -n 19 tar -C "$ROOT" -xzf "$CACHE" || die "unpacking $CACHE failed (or took over 300 s)"
 else
 	log "debootstrap $SUITE from $MIRROR (minbase + systemd, iproute2, procps)"
-	timeout 900 nice -n 19 debootstrap --variant=minbase \
+	step timeout 1500 nice -n 19 debootstrap --variant=minbase \
 		--include=systemd,systemd-sysv,dbus,iproute2,procps \
 		"$SUITE" "$ROOT" "$MIRROR" >"$WORK/debootstrap.log" 2>&1 ||
 		{
@@ -143,7 +170,7 @@ else
 		}
 	if [[ -n $CACHE ]]; then
 		mkdir -p "$(dirname "$CACHE")"
-		timeout 300 nice -n 19 tar -C "$ROOT" -czf "$CACHE.tmp" . && mv "$CACHE.tmp" "$CACHE"
+		step timeout 300 nice -n 19 tar -C "$ROOT" -czf "$CACHE.tmp" . && mv "$CACHE.tmp" "$CACHE"
 		log "cached the tree in $CACHE"
 	fi
 fi
