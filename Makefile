@@ -54,9 +54,9 @@ test-arm64: deps-qemu
 
 # The systemd unit booted under a real systemd (systemd-nspawn, a debootstrapped
 # Debian tree): start, reload, kill -9 and restart, stop (docs/agent.md,
-# "systemd"). Needs root and Debian's mirror; 6–12 min on 2 cores, most of it debootstrap.
-test-systemd: deps-systemd build
-	deploy/systemd/test-nspawn.sh
+# "systemd"). Needs root and Debian's mirror; 2–12 min on 2 cores, most of it debootstrap.
+test-systemd: deps-systemd
+	GO=$(GO) deploy/systemd/test-nspawn.sh
 
 # The headline experiment on the embedded default scenario.
 demo: deps build

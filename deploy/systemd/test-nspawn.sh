@@ -12,10 +12,12 @@
 #   /run/coopcc, its BPF programs freed); systemctl stop frees every BPF program
 #   of both agents and restores the namespace's original default congestion
 #   control (set to bbr before the agent starts, so a fallback to reno shows).
-# Usage (root, from the repository root, after `make build`):
+# Usage (root, from a clone; needs Go, Debian's mirror):
 #   deploy/systemd/test-nspawn.sh            # or: make test-systemd
 # Environment:
-#   COOPCC_BIN=bin/coopcc        the binary to install
+#   COOPCC_BIN=FILE              the binary to install; default: ./cmd/coopcc built
+#                                here with CGO_ENABLED=0 (static, so that it runs
+#                                whatever the host's glibc is against the tree's)
 #   COOPCC_NSPAWN_CACHE=FILE     reuse a tarball of the Debian tree (made on the
 #                                first run if FILE does not exist); default: none,
 #                                debootstrap every time (~5 min on 2 cores)
@@ -29,7 +31,7 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
-BIN=${COOPCC_BIN:-bin/coopcc}
+BIN=${COOPCC_BIN:-}
 UNIT=deploy/systemd/coopcc-agent.service
 CONF=deploy/coopcc.toml.example
 MIRROR=${COOPCC_NSPAWN_MIRROR:-http://deb.debian.org/debian}
@@ -53,7 +55,7 @@ die() {
 for c in systemd-nspawn debootstrap nsenter bpftool; do
 	command -v "$c" >/dev/null || die "$c missing: scripts/install-deps.sh --systemd installs it"
 done
-[[ -x $BIN ]] || die "$BIN missing: make build"
+[[ -z $BIN || -x $BIN ]] || die "COOPCC_BIN=$BIN is not an executable"
 
 WORK=$(mktemp -d /var/tmp/coopcc-nspawn.XXXXXX)
 ROOT=$WORK/root
@@ -153,6 +155,12 @@ wait_for() {
 }
 
 T0=$SECONDS
+if [[ -z $BIN ]]; then
+	BIN=$WORK/coopcc
+	log "building $BIN (CGO_ENABLED=0)"
+	CGO_ENABLED=0 step nice -n 19 "${GO:-go}" build -buildvcs=auto -o "$BIN" ./cmd/coopcc || die "go build failed"
+fi
+TR=$SECONDS
 
 # 1. The Debian tree.
 if [[ -n $CACHE && -f $CACHE ]]; then
@@ -174,7 +182,7 @@ else
 		log "cached the tree in $CACHE"
 	fi
 fi
-T_ROOTFS=$((SECONDS - T0))
+T_ROOTFS=$((SECONDS - TR))
 
 # 2. coopcc inside: binary, unit, configuration, key; a test unit that gives
 #    the agent its interface (a veth pair in the container's private network
