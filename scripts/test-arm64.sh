@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2015 # ok never fails: `test && ok … || fail …` is an if-then-else here
 # The arm64 (Android, arm64 Linux) build tested on an x86 machine with
 # qemu-user (Debian's qemu-user-static; scripts/install-deps.sh --qemu):
 #  1. every package's tests cross-compiled with GOARCH=arm64 CGO_ENABLED=0
@@ -36,6 +37,8 @@ fail() {
 # 1. The tests.
 echo "== go test ./... for linux/arm64 under $QEMU (COOPCC_TEST_NO_KERNEL=1)"
 export COOPCC_TEST_NO_KERNEL=1
+# TESTFLAGS_ARM64 (e.g. "-run TestVectors -v") is split into words on purpose.
+# shellcheck disable=SC2086
 if ! GOOS=linux GOARCH=arm64 CGO_ENABLED=0 nice -n 19 "$GO" test -trimpath -exec "$QEMU" -count=1 -timeout 10m ${TESTFLAGS_ARM64:-} ./...; then
 	fail "go test under qemu (above)"
 fi

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2015 # ok never fails: `test && ok … || fail …` is an if-then-else here
 # Starts the shipped unit (deploy/systemd/coopcc-agent.service) under a real
 # systemd: a minimal Debian tree made with debootstrap is booted with
 # systemd-nspawn (systemd as PID 1 of the container, a private network
@@ -148,6 +149,7 @@ wait_for() {
 	local end=$((SECONDS + limit))
 	until "$@" >/dev/null 2>&1; do
 		if ((SECONDS >= end)); then
+			echo "test-nspawn: no $what within $limit s" >&2
 			return 1
 		fi
 		sleep 0.1
