@@ -9,7 +9,7 @@ PKGS     := ./...
 TESTFLAGS ?= -count=1 -timeout 20m
 STATICCHECK := v0.8.2
 
-.PHONY: all build android test demo generate bench fuzz soak lint deps deps-bpf deps-slurm slurm-demo clean
+.PHONY: all build android test test-arm64 test-systemd demo generate bench fuzz soak lint deps deps-bpf deps-slurm deps-qemu deps-systemd slurm-demo clean
 
 all: build
 
@@ -21,6 +21,12 @@ deps-bpf:
 
 deps-slurm:
 	@scripts/install-deps.sh --slurm
+
+deps-qemu:
+	@scripts/install-deps.sh --qemu
+
+deps-systemd:
+	@scripts/install-deps.sh --systemd
 
 # A real one-machine Slurm runs a 4-shard job array of a tiny sweep and merges
 # it (docs/scenarios.md, "Sweeps across machines"). Needs root.
@@ -38,6 +44,19 @@ test: deps build
 android:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -trimpath -ldflags '-s -w' -o bin/coopcc-linux-arm64 ./cmd/coopcc
 	CGO_ENABLED=0 GOOS=android GOARCH=arm64 $(GO) build -trimpath -ldflags '-s -w' -o bin/coopcc-android-arm64 ./cmd/coopcc
+
+# The arm64 build tested under qemu-user: every package's tests (those needing
+# the kernel's BPF, namespaces or sock_diag skip) and the binary itself
+# (docs/agent.md, "Android"). Not part of `make test`: ~4 min with a cold
+# build cache on 2 cores, 35 s warm.
+test-arm64: deps-qemu
+	scripts/test-arm64.sh
+
+# The systemd unit booted under a real systemd (systemd-nspawn, a debootstrapped
+# Debian tree): start, reload, kill -9 and restart, stop (docs/agent.md,
+# "systemd"). Needs root and Debian's mirror; 2–12 min on 2 cores, most of it debootstrap.
+test-systemd: deps-systemd
+	GO=$(GO) deploy/systemd/test-nspawn.sh
 
 # The headline experiment on the embedded default scenario.
 demo: deps build

@@ -290,6 +290,7 @@ func niceIperf3Client(t *testing.T, ns *nettest.NS, server string, port, secs in
 }
 
 func TestLaunchReportsAFailedStart(t *testing.T) {
+	nettest.RequireSelfExec(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "emu.toml")
 	if err := os.WriteFile(path, []byte("[[stations]]\nnetns = \"no-such-namespace-coopcc\"\n"), 0o644); err != nil {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 )
@@ -54,65 +53,17 @@ type invalidVector struct {
 	Reason     string `json:"reason"`
 }
 
-type vectorFields struct {
-	Sender       string `json:"sender_hex"`
-	Seq          string `json:"seq"`
-	SentAtNs     string `json:"sent_at_unix_ns"`
-	Leaving      bool   `json:"leaving"`
-	ActiveFlows  uint32 `json:"active_flows"`
-	Cwnd         uint32 `json:"cwnd_segments"`
-	SRTTus       uint32 `json:"srtt_us"`
-	MinRTTus     uint32 `json:"min_rtt_us"`
-	DeliveryRate string `json:"delivery_rate_Bps"`
-	Demand       string `json:"demand_bytes"`
-	AppLimited   bool   `json:"app_limited"`
-	Capability   string `json:"capability_Bps"`
-	Lo           uint32 `json:"bound_lo_segments"`
-	Hi           uint32 `json:"bound_hi_segments"`
-	Policy       string `json:"policy"`
-	// Downloads (TLVs 11-14); omitted from the JSON when all zero.
-	DownFlows  uint32 `json:"down_flows,omitempty"`
-	DownRate   string `json:"down_rate_Bps,omitempty"`
-	DownSRTTus uint32 `json:"down_srtt_us,omitempty"`
-	RcvHi      uint32 `json:"rcv_hi_segments,omitempty"`
-}
+// vectorFields is the JSON form of a Status (fields.go), shared with
+// `coopcc peer decode` / `coopcc peer encode`.
+type vectorFields = Fields
 
-func toFields(s Status) vectorFields {
-	f := vectorFields{
-		Sender: strconv.FormatUint(s.Sender, 16), Seq: strconv.FormatUint(s.Seq, 10),
-		SentAtNs: strconv.FormatInt(s.SentAt.UnixNano(), 10), Leaving: s.Leaving,
-		ActiveFlows: s.ActiveFlows, Cwnd: s.Cwnd,
-		SRTTus: uint32(s.SRTT / time.Microsecond), MinRTTus: uint32(s.MinRTT / time.Microsecond),
-		DeliveryRate: strconv.FormatUint(s.DeliveryRate, 10), Demand: strconv.FormatUint(s.Demand, 10),
-		AppLimited: s.AppLimited, Capability: strconv.FormatUint(s.Capability, 10),
-		Lo: s.Lo, Hi: s.Hi, Policy: s.Policy,
-	}
-	if s.hasDownloads() {
-		f.DownFlows, f.DownRate = s.DownFlows, strconv.FormatUint(s.DownRate, 10)
-		f.DownSRTTus, f.RcvHi = uint32(s.DownSRTT/time.Microsecond), s.RcvHi
-	}
-	return f
-}
+func toFields(s Status) vectorFields { return FieldsOf(s) }
 
 func fromFields(t *testing.T, f vectorFields) Status {
 	t.Helper()
-	u := func(s string, base int) uint64 {
-		v, err := strconv.ParseUint(s, base, 64)
-		if err != nil {
-			t.Fatalf("vector field %q: %v", s, err)
-		}
-		return v
-	}
-	s := Status{
-		Sender: u(f.Sender, 16), Seq: u(f.Seq, 10), SentAt: time.Unix(0, int64(u(f.SentAtNs, 10))), Leaving: f.Leaving,
-		ActiveFlows: f.ActiveFlows, Cwnd: f.Cwnd,
-		SRTT: time.Duration(f.SRTTus) * time.Microsecond, MinRTT: time.Duration(f.MinRTTus) * time.Microsecond,
-		DeliveryRate: u(f.DeliveryRate, 10), Demand: u(f.Demand, 10), AppLimited: f.AppLimited,
-		Capability: u(f.Capability, 10), Lo: f.Lo, Hi: f.Hi, Policy: f.Policy,
-		DownFlows: f.DownFlows, DownSRTT: time.Duration(f.DownSRTTus) * time.Microsecond, RcvHi: f.RcvHi,
-	}
-	if f.DownRate != "" {
-		s.DownRate = u(f.DownRate, 10)
+	s, err := f.Status()
+	if err != nil {
+		t.Fatalf("vector: %v", err)
 	}
 	return s
 }

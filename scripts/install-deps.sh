@@ -10,7 +10,11 @@
 #   bpftool         dumping vmlinux.h for `make generate`, and inspecting programs
 #   slurm-wlm munge a one-machine Slurm (slurmctld + slurmd) for the sharded-sweep
 #                   demonstration, experiments/slurm/demo.sh (only with --slurm)
-# Usage: install-deps.sh [--bpf] [--slurm]
+#   qemu-user-static  runs the arm64 build's tests and binary on x86,
+#                   scripts/test-arm64.sh (only with --qemu)
+#   systemd-container debootstrap bpftool  boots the systemd unit in a Debian
+#                   container, deploy/systemd/test-nspawn.sh (only with --systemd)
+# Usage: install-deps.sh [--bpf] [--slurm] [--qemu] [--systemd]
 set -euo pipefail
 
 want=(iperf3 iproute2 iputils-ping procps)
@@ -18,8 +22,10 @@ for opt in "$@"; do
 	case $opt in
 	--bpf) want+=(clang llvm libbpf-dev bpftool) ;;
 	--slurm) want+=(slurm-wlm munge) ;;
+	--qemu) want+=(qemu-user-static) ;;
+	--systemd) want+=(systemd-container debootstrap bpftool) ;;
 	*)
-		echo "install-deps: unknown option $opt (want --bpf, --slurm)" >&2
+		echo "install-deps: unknown option $opt (want --bpf, --slurm, --qemu, --systemd)" >&2
 		exit 2
 		;;
 	esac

@@ -29,11 +29,36 @@ var counter atomic.Uint32
 // really ran the integration tests.
 func InCI() bool { return os.Getenv("CI") != "" && os.Getenv("CI") != "false" }
 
-// RequireRoot skips the test when not running as root (fails under CI).
+// NoKernelEnv names the variable that declares a run without the kernel's
+// network and BPF features: `make test-arm64` sets it for the arm64 tests
+// under qemu-user, which translates no bpf(2), no sock_diag netlink and not
+// every socket option, while the process still runs as root.
+const NoKernelEnv = "COOPCC_TEST_NO_KERNEL"
+
+// NoKernel reports whether the run declared itself without kernel features
+// (NoKernelEnv=1).
+func NoKernel() bool { return os.Getenv(NoKernelEnv) == "1" }
+
+// RequireRoot skips the test when not running as root (fails under CI). It
+// marks every test that needs the kernel's namespaces, BPF or sock_diag, so
+// it also skips, CI or not, where NoKernel says those are missing.
 func RequireRoot(t testing.TB) {
 	t.Helper()
+	if NoKernel() {
+		t.Skip("needs the kernel (namespaces, BPF, sock_diag): " + NoKernelEnv + "=1, e.g. under qemu-user")
+	}
 	if os.Geteuid() != 0 {
 		skipOrFail(t, "needs root (network namespaces, BPF)")
+	}
+}
+
+// RequireSelfExec skips the test when the test binary cannot run itself as
+// a child process: under qemu-user (NoKernel) without binfmt_misc an arm64
+// test binary is not executable by the kernel.
+func RequireSelfExec(t testing.TB) {
+	t.Helper()
+	if NoKernel() {
+		t.Skip("re-executes the test binary, which runs under an emulator (" + NoKernelEnv + "=1)")
 	}
 }
 
