@@ -42,7 +42,7 @@ func newDropProgram(port uint16, fraction float64) (*ebpf.Program, *ebpf.Map, er
 	if err != nil {
 		return nil, nil, fmt.Errorf("drop filter: create counter map: %w", err)
 	}
-	threshold := int64(math.Round(fraction * (1 << 32))) // 2³² for 1: every draw is below
+	threshold := int64(math.Round(fraction * (1 << 32)))              // 2³² for 1: every draw is below
 	be16 := func(v uint16) int32 { return int32(v>>8 | v<<8&0xff00) } // network order read as a little-endian u16
 	count := func(key int32, label string) asm.Instructions {
 		return asm.Instructions{
