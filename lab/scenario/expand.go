@@ -32,6 +32,10 @@ type Run struct {
 	AgentArgs []string `json:"agent_args,omitempty"`
 	// Faults are the scenario's [[faults]] that apply to this run.
 	Faults []RunFault `json:"faults,omitempty"`
+	// SampleAgents asks the runner to poll the agents' status (agents.jsonl):
+	// set in every run of a scenario with [[faults]], with or without
+	// faults of its own, so that runs of one sweep are measured alike.
+	SampleAgents bool `json:"sample_agents,omitempty"`
 }
 
 // Station is one terminal of a run.
@@ -371,6 +375,7 @@ func (s *Scenario) buildRun(m Mode, b runBuild, params map[string]string, rep in
 	if err := s.runFaults(&r, b.faultSet, sc); err != nil {
 		return Run{}, err
 	}
+	r.SampleAgents = len(s.Faults) > 0 && m.Kind == KindPolicy
 	return r, nil
 }
 
