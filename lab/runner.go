@@ -546,8 +546,8 @@ func runClient(ctx context.Context, r scenario.Run, tb *testbed.Testbed, i int, 
 // (kept to start one again after a kill fault) and their processes.
 type agentSet struct {
 	tb     *testbed.Testbed
-	dir    string            // the run directory
-	argv   map[int][]string  // by station index
+	dir    string           // the run directory
+	argv   map[int][]string // by station index
 	procs  map[int]*testbed.Proc
 	starts map[int]int       // how often each was started
 	socks  map[int]string    // status sockets
