@@ -31,9 +31,10 @@ import (
 //     N = 3 before, N = 2 after the expiry, N = 3 again after the restart;
 //     the new agent bounds the surviving flow again.
 //   - net (status sta3 receives dropped from 4 to 10 s; sta2's clock 10 s
-//     ahead): sta3 sees N = 1 during the drop and N = 2 after it while sta1
-//     keeps hearing sta3; sta2 never hears or is heard (N = 1 at sta2, sta1
-//     never counts 3).
+//     ahead; an insider in sta1's namespace claiming 100 Gbit/s, RTT 0 and
+//     65,535 flows): sta3 sees N = 1 during the drop and N = 3 (sta1, the
+//     insider, itself) after it, while sta1 keeps N = 3; sta2 never hears or
+//     is heard (N = 1 at sta2); the static bound stays 4 everywhere.
 //
 // In both: every station's last bound event per destination is lo = hi = 0
 // (no flow left bounded). The lab run waits (bounded) for the machine's lab
@@ -201,18 +202,28 @@ func TestFaultsEndToEnd(t *testing.T) {
 	}
 	steady := 2.0 // after the flows started and the first status exchange
 	during := count("sta3", from+expiry+0.5, until)
-	after := count("sta3", until+1.5, run.Info.LengthS)
-	sta1 := count("sta1", steady, run.Info.LengthS)
-	sta2 := count("sta2", steady, run.Info.LengthS)
+	end := run.Info.LengthS - 1 // before the flows and the insider stop
+	after := count("sta3", until+1.5, end)
+	sta1 := count("sta1", steady, end)
+	sta2 := count("sta2", steady, end)
 	t.Logf("net: N samples by value: sta3 during the drop %v, after it %v; sta1 %v; sta2 (skewed) %v", during, after, sta1, sta2)
 	if len(during) != 1 || during[1] == 0 {
 		t.Errorf("net: sta3 during the drop saw N %v, want only 1", during)
 	}
-	if len(after) != 1 || after[2] == 0 {
-		t.Errorf("net: sta3 after the drop saw N %v, want only 2 (sta1 and itself; sta2 is skewed)", after)
+	if len(after) != 1 || after[3] == 0 {
+		t.Errorf("net: sta3 after the drop saw N %v, want only 3 (sta1, the insider and itself; sta2 is skewed)", after)
 	}
-	if len(sta1) != 1 || sta1[2] == 0 {
-		t.Errorf("net: sta1 saw N %v, want only 2 (it hears sta3 throughout, never the skewed sta2)", sta1)
+	if len(sta1) != 1 || sta1[3] == 0 {
+		t.Errorf("net: sta1 saw N %v, want only 3 (it hears sta3 and the insider throughout, never the skewed sta2)", sta1)
+	}
+	event(run, "insider", "insider_start")
+	event(run, "insider", "insider_stop")
+	for st, evs := range run.Bounds {
+		for _, e := range evs {
+			if e.Hi != 0 && e.Hi != hi {
+				t.Errorf("net: %s's static bound moved to %d under the insider", st, e.Hi)
+			}
+		}
 	}
 	if len(sta2) != 1 || sta2[1] == 0 {
 		t.Errorf("net: the skewed sta2 saw N %v, want only 1", sta2)
