@@ -196,6 +196,7 @@ func RestartOnly(old, new Config) []string {
 	add(old.Group.ID != new.Group.ID || old.Group.KeyFile != new.Group.KeyFile || old.Group.Passphrase != new.Group.Passphrase, "group key/id")
 	add(old.Group.Port != new.Group.Port || old.Group.Transport != new.Group.Transport, "group.port/transport")
 	add(old.Group.Interval != new.Group.Interval || old.Group.ExpiryIntervals != new.Group.ExpiryIntervals, "group.interval/expiry_intervals")
+	add(old.Group.ClockSkew != new.Group.ClockSkew, "--clock-skew")
 	add(old.Datapath != new.Datapath, "datapath")
 	add(old.Observe != new.Observe, "observe")
 	add(old.Log.Format != new.Log.Format, "log.format")

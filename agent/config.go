@@ -69,6 +69,10 @@ type GroupConfig struct {
 	Interval Duration `toml:"interval"`
 	// ExpiryIntervals is how many missed intervals drop a peer.
 	ExpiryIntervals int `toml:"expiry_intervals"`
+	// ClockSkew is a test hook (`--clock-skew`, the lab's clock_skew
+	// fault), not a file key: the peer protocol's wall clock runs this far
+	// from the host's (peer.NodeConfig.ClockSkew).
+	ClockSkew time.Duration `toml:"-"`
 }
 
 // PolicyConfig selects the control rule.
@@ -271,6 +275,9 @@ func (c Config) Validate() error {
 		bad("group.transport %q: use \"ipv4\" (broadcast) or \"ipv6\" (link-local multicast)", c.Group.Transport)
 	}
 	checkInterval(bad, "group.interval", c.Group.Interval.Duration, 10*time.Millisecond, time.Minute)
+	if c.Group.ClockSkew < -time.Hour || c.Group.ClockSkew > time.Hour {
+		bad("--clock-skew %v: use a skew within ±1h", c.Group.ClockSkew)
+	}
 	if c.Group.ExpiryIntervals < 1 || c.Group.ExpiryIntervals > 1000 {
 		bad("group.expiry_intervals %d: use 1..1000 missed intervals", c.Group.ExpiryIntervals)
 	}

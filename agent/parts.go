@@ -160,7 +160,7 @@ func startPeers(ctx context.Context, cfg Config, status func() PeerStatus, log *
 	}
 	node, err := peer.NewNode(peer.NodeConfig{
 		Codec: peer.NewCodec(key, peer.GroupID(cfg.Group.ID)), Transport: tr, Status: status,
-		Interval: cfg.Group.Interval.Duration, Missed: cfg.Group.ExpiryIntervals, Logger: log,
+		Interval: cfg.Group.Interval.Duration, Missed: cfg.Group.ExpiryIntervals, Logger: log, ClockSkew: cfg.Group.ClockSkew,
 		Table: peer.TableConfig{OnEvent: func(e peer.Event) {
 			msg := MsgPeerJoin // rate-limited by name (DefaultLimits)
 			if e.Kind == peer.Leave {
@@ -182,7 +182,7 @@ func startPeers(ctx context.Context, cfg Config, status func() PeerStatus, log *
 // nodeAdapter exposes a peer.Node as a PeerNode.
 type nodeAdapter struct{ n *peer.Node }
 
-func (a nodeAdapter) Live(now time.Time) []PeerStatus { return a.n.Table().Live(now) }
+func (a nodeAdapter) Live(now time.Time) []PeerStatus { return a.n.Live(now) }
 func (a nodeAdapter) N(now time.Time) int             { return a.n.N(now) }
 
 // Counters merges the receive outcomes by reason ("ok", "bad_mac", ...)

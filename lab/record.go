@@ -29,6 +29,7 @@ func runRecord(r scenario.Run, cfg RunnerConfig) *schema.Run {
 	for i, st := range r.Stations {
 		res.Stations = append(res.Stations, stationRecord(st, r.Traffic.Port+i))
 	}
+	res.Faults = faultRecords(r)
 	return res
 }
 

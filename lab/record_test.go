@@ -40,6 +40,11 @@ func fullRun() schema.Run {
 		Errors:       []string{"e"},
 		Warnings:     []string{"w"},
 		GoodputBps:   map[string]float64{"sta1": 1e7},
+		Faults: []schema.Fault{{Index: 1, Kind: "insider", Set: "liar", Stations: []string{"sta1"}, AtS: 2, UntilS: 20, RestartS: 9,
+			Direction: "in", Fraction: 0.5, SkewS: -3,
+			Insider: &schema.InsiderStatus{RateBps: 100e9, SRTTMS: 1, MinRTTMS: 0.5, Flows: 65535, Cwnd: 10, IntervalMS: 300},
+			Skipped: "x", Events: []schema.FaultEvent{{Action: "drop_stop", Station: "sta1", T: start.Add(5 * time.Second),
+				TS: 2, Pid: 42, Seen: 10, Dropped: 5, Error: "e"}}}},
 	}
 }
 
@@ -65,6 +70,9 @@ func TestRunRecordRoundTrip(t *testing.T) {
 	nonZero(t, "schema.Station", rr.Stations[0])
 	nonZero(t, "schema.WLAN", rr.WLAN)
 	nonZero(t, "schema.Wired", rr.Wired)
+	nonZero(t, "schema.Fault", rr.Faults[0])
+	nonZero(t, "schema.InsiderStatus", *rr.Faults[0].Insider)
+	nonZero(t, "schema.FaultEvent", rr.Faults[0].Events[0])
 
 	dir := filepath.Join(t.TempDir(), "runs", runDirName(rr.ID))
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -42,6 +42,9 @@ type RunnerConfig struct {
 	Log         io.Writer // progress display (nil = discard)
 	// SampleInterval is the monitor's sampling period (default 50 ms = 20 Hz).
 	SampleInterval time.Duration
+	// AgentSampleInterval is how often the agents' status is polled into
+	// agents.jsonl in runs of scenarios with [[faults]] (default 500 ms).
+	AgentSampleInterval time.Duration
 	// Only runs the runs whose id contains this string (debugging aid).
 	Only string
 	// Lock is the machine-wide lock that keeps two emulator-backed lab runs
@@ -72,6 +75,8 @@ const (
 	agentSettle      = 1500 * time.Millisecond
 	clientGrace      = 60 * time.Second // beyond its duration before an iperf3 client is killed
 	defaultSampleInt = 50 * time.Millisecond
+	// defaultAgentSampleInt is the agents' default control interval.
+	defaultAgentSampleInt = 500 * time.Millisecond
 )
 
 // RunScenario expands the scenario and runs every run in order, writing the
@@ -84,6 +89,9 @@ func RunScenario(ctx context.Context, s *scenario.Scenario, cfg RunnerConfig) (*
 	}
 	if cfg.SampleInterval == 0 {
 		cfg.SampleInterval = defaultSampleInt
+	}
+	if cfg.AgentSampleInterval == 0 {
+		cfg.AgentSampleInterval = defaultAgentSampleInt
 	}
 	if cfg.Coopcc == "" {
 		exe, err := os.Executable()
@@ -343,8 +351,9 @@ func executeRun(ctx context.Context, r scenario.Run, cfg RunnerConfig) (res *sch
 	}
 
 	// Agents on managed stations in policy modes.
+	var agents *agentSet
 	if r.Mode.Kind == scenario.KindPolicy {
-		if err := startAgents(ctx, r, tb, cfg.Coopcc, tmp, dir); err != nil {
+		if agents, err = startAgents(ctx, r, tb, cfg.Coopcc, tmp, dir); err != nil {
 			return res, err
 		}
 	}
@@ -383,9 +392,20 @@ func executeRun(ctx context.Context, r scenario.Run, cfg RunnerConfig) (res *sch
 		res.SampleHz = hz
 	}()
 
-	// Clients at their start times.
+	// Agent status samples (scenarios with faults).
+	if r.SampleAgents && agents != nil {
+		as, err := startAgentSampler(agents, filepath.Join(dir, "agents.jsonl"), cfg.AgentSampleInterval)
+		if err != nil {
+			return res, err
+		}
+		defer func() { note(as.stop()) }()
+	}
+
+	// Clients at their start times; the faults on their schedule.
 	t0 := time.Now()
 	res.TrafficStart = t0.UTC()
+	faults := startFaults(r, tb, agents, t0, filepath.Join(tmp, "group.key"), cfg.Coopcc, dir)
+	defer func() { res.Faults = faults.stop() }()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	for i := range r.Stations {
@@ -407,6 +427,7 @@ func executeRun(ctx context.Context, r scenario.Run, cfg RunnerConfig) (res *sch
 	wg.Wait()
 	stopTicker()
 	res.DurationS = time.Since(t0).Seconds()
+	res.Faults = faults.stop()
 	if ctx.Err() != nil {
 		res.Valid, res.InvalidReason = false, "interrupted"
 		return res, ctx.Err()
@@ -521,11 +542,36 @@ func runClient(ctx context.Context, r scenario.Run, tb *testbed.Testbed, i int, 
 	return launched, time.Since(t0), nil
 }
 
-// startAgents starts `coopcc agent` in every managed station's namespace.
-func startAgents(ctx context.Context, r scenario.Run, tb *testbed.Testbed, coopcc, tmp, dir string) error {
+// agentSet is the agents of a run's managed stations: their command lines
+// (kept to start one again after a kill fault) and their processes.
+type agentSet struct {
+	tb     *testbed.Testbed
+	dir    string           // the run directory
+	argv   map[int][]string // by station index
+	procs  map[int]*testbed.Proc
+	starts map[int]int       // how often each was started
+	socks  map[int]string    // status sockets
+	names  map[int]string    // station names
+	skewAt map[int]time.Time // when an agent with a skewed clock started
+	mu     sync.Mutex
+}
+
+// startAgents starts `coopcc agent` in every managed station's namespace
+// (with --clock-skew where a clock_skew fault asks for it).
+func startAgents(ctx context.Context, r scenario.Run, tb *testbed.Testbed, coopcc, tmp, dir string) (*agentSet, error) {
 	keyPath := filepath.Join(tmp, "group.key")
 	if err := writeGroupKey(keyPath); err != nil {
-		return err
+		return nil, err
+	}
+	as := &agentSet{tb: tb, dir: dir, argv: map[int][]string{}, procs: map[int]*testbed.Proc{}, starts: map[int]int{},
+		socks: map[int]string{}, names: map[int]string{}, skewAt: map[int]time.Time{}}
+	skew := map[string]scenario.Offset{}
+	for _, f := range r.Faults {
+		if f.Kind == scenario.FaultClockSkew {
+			for _, name := range f.Stations {
+				skew[name] = f.Skew
+			}
+		}
 	}
 	var started []*testbed.Proc
 	for i, st := range r.Stations {
@@ -533,23 +579,23 @@ func startAgents(ctx context.Context, r scenario.Run, tb *testbed.Testbed, coopc
 			continue
 		}
 		nd := tb.Stations[i]
+		sock := filepath.Join(tmp, st.Name+".sock")
 		argv := []string{coopcc, "agent", "--iface", nd.Iface, "--policy", r.Mode.Policy, "--key-file", keyPath,
-			"--group", "lab", "--events", filepath.Join(dir, "bounds", st.Name+".jsonl"),
-			"--status-socket", filepath.Join(tmp, st.Name+".sock"), "--lock-dir", tmp,
+			"--group", labGroup, "--events", filepath.Join(dir, "bounds", st.Name+".jsonl"),
+			"--status-socket", sock, "--lock-dir", tmp,
 			"--dst", tb.Server.Addr.String() + "/32", "--metrics-addr", "", "--log-format", "json"}
 		for _, kv := range paramFlags("", r.PolicyParams) {
 			argv = append(argv, "--param", kv)
 		}
 		argv = append(argv, agentFlags(r)...)
-		logPath := filepath.Join(dir, "logs", "agent-"+st.Name+".log")
-		logf, err := os.Create(logPath)
-		if err != nil {
-			return fmt.Errorf("create agent log: %w", err)
+		if d, ok := skew[st.Name]; ok {
+			argv = append(argv, "--clock-skew", d.String())
+			as.skewAt[i] = time.Now()
 		}
-		p, err := tb.Exec(nd, "agent "+st.Name, argv, logf, logf, syscall.SIGTERM)
-		logf.Close()
+		as.argv[i], as.socks[i], as.names[i] = argv, sock, st.Name
+		p, err := as.start(i)
 		if err != nil {
-			return err
+			return as, err
 		}
 		started = append(started, p)
 	}
@@ -557,15 +603,67 @@ func startAgents(ctx context.Context, r scenario.Run, tb *testbed.Testbed, coopc
 	select {
 	case <-time.After(agentSettle):
 	case <-ctx.Done():
-		return ctx.Err()
+		return as, ctx.Err()
 	}
 	for _, p := range started {
 		if p.Exited() {
 			name := strings.TrimPrefix(p.Name(), "agent ")
-			return fmt.Errorf("agent of %s exited at start: %v: %s", name, p.Err(), tailFile(filepath.Join(dir, "logs", "agent-"+name+".log"), 3))
+			return as, fmt.Errorf("agent of %s exited at start: %v: %s", name, p.Err(), tailFile(filepath.Join(dir, "logs", "agent-"+name+".log"), 3))
 		}
 	}
-	return nil
+	return as, nil
+}
+
+// labGroup is the group id of the lab's agents (and of an insider).
+const labGroup = "lab"
+
+// start starts station i's agent: logs/agent-staK.log the first time,
+// agent-staK.2.log after a restart. The events file is appended to.
+func (as *agentSet) start(i int) (*testbed.Proc, error) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	as.starts[i]++
+	name := as.names[i]
+	logName := "agent-" + name + ".log"
+	if k := as.starts[i]; k > 1 {
+		logName = fmt.Sprintf("agent-%s.%d.log", name, k)
+	}
+	logf, err := os.Create(filepath.Join(as.dir, "logs", logName))
+	if err != nil {
+		return nil, fmt.Errorf("create agent log: %w", err)
+	}
+	defer logf.Close()
+	p, err := as.tb.Exec(as.tb.Stations[i], "agent "+name, as.argv[i], logf, logf, syscall.SIGTERM)
+	if err != nil {
+		return nil, err
+	}
+	as.procs[i] = p
+	return p, nil
+}
+
+// kill sends SIGKILL to station i's agent and waits until it is gone.
+func (as *agentSet) kill(i int) (pid int, err error) {
+	as.mu.Lock()
+	p := as.procs[i]
+	as.mu.Unlock()
+	if p == nil {
+		return 0, fmt.Errorf("%s runs no agent", as.names[i])
+	}
+	if p.Exited() {
+		return p.Pid(), fmt.Errorf("agent of %s had already exited: %v", as.names[i], p.Err())
+	}
+	_ = p.Stop(syscall.SIGKILL, 5*time.Second)
+	return p.Pid(), nil
+}
+
+// pid is the pid of station i's current agent process (0 = none).
+func (as *agentSet) pid(i int) int {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	if p := as.procs[i]; p != nil {
+		return p.Pid()
+	}
+	return 0
 }
 
 // agentFlags are the scenario's [agent] settings as flags.

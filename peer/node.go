@@ -41,7 +41,14 @@ type NodeConfig struct {
 	// ReceiveOnly makes a silent listener (debugging): nothing is sent and
 	// Status may be nil.
 	ReceiveOnly bool
-	Logger      *slog.Logger // default: discard
+	// ClockSkew shifts the node's wall clock (a test hook, the lab's
+	// clock_skew fault): messages are stamped and the freshness window is
+	// checked with time.Now() + ClockSkew, as on a terminal whose clock is
+	// that far off. CLOCK_REALTIME is not per network namespace, so a lab
+	// terminal's clock cannot be skewed otherwise. Node.Live and Node.N
+	// take the host's time and apply the skew themselves.
+	ClockSkew time.Duration
+	Logger    *slog.Logger // default: discard
 }
 
 // NodeCounters are the sending side's counts.
@@ -127,8 +134,16 @@ func (n *Node) ID() uint64 { return n.id }
 // Table returns the node's peer table.
 func (n *Node) Table() *Table { return n.table }
 
-// N returns the table's count of active terminals at now (self included).
-func (n *Node) N(now time.Time) int { return n.table.N(now) }
+// N returns the table's count of active terminals at now (the host's time;
+// self included).
+func (n *Node) N(now time.Time) int { return n.table.N(now.Add(n.cfg.ClockSkew)) }
+
+// Live returns the live peers at now (the host's time), as Table.Live on the
+// node's own clock.
+func (n *Node) Live(now time.Time) []Status { return n.table.Live(now.Add(n.cfg.ClockSkew)) }
+
+// now is the node's wall clock: the host's, shifted by ClockSkew.
+func (n *Node) now() time.Time { return time.Now().Add(n.cfg.ClockSkew) }
 
 // Counters returns the sending side's counts (the table has the receiving
 // side's).
@@ -174,7 +189,7 @@ loop:
 			n.send(false)
 			sendTimer.Reset(n.nextGap())
 		case now := <-expiry.C:
-			n.table.Expire(now)
+			n.table.Expire(now.Add(n.cfg.ClockSkew))
 		}
 	}
 	if !n.cfg.NoGoodbye {
@@ -202,7 +217,7 @@ func (n *Node) send(leaving bool) {
 	s := n.cfg.Status().Clamp()
 	s.Sender = n.id
 	s.Seq = n.seq.Add(1)
-	s.SentAt = time.Now()
+	s.SentAt = n.now()
 	s.Leaving = leaving
 	var buf [MaxMessageSize]byte
 	msg, err := n.cfg.Codec.AppendEncode(buf[:0], s)
@@ -258,7 +273,7 @@ func (f *floodMeter) note(now time.Time, k int) bool {
 // handle offers one datagram to the table (and logs a rejection at most
 // once a second).
 func (n *Node) handle(msg []byte, from netip.AddrPort, lastLog *time.Time) {
-	now := time.Now()
+	now := n.now()
 	s, r := n.table.ReceiveFrom(now, from.Addr().Unmap(), msg)
 	if r != OK && r != Self && now.Sub(*lastLog) > time.Second { // at most one line a second
 		*lastLog = now

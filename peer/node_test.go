@@ -124,3 +124,56 @@ func TestNodeLoopsOverLoopback(t *testing.T) {
 		t.Fatal("b did not stop")
 	}
 }
+
+// TestNodeClockSkew: a node whose clock is off by less than the freshness
+// window (5 s) is heard and hears its peer, both counting each other in N
+// and expiring nothing; off by more, each side rejects the other's
+// messages as stale, so neither counts the other.
+func TestNodeClockSkew(t *testing.T) {
+	for _, tc := range []struct {
+		skew  time.Duration
+		heard bool
+	}{{2 * time.Second, true}, {-2 * time.Second, true}, {10 * time.Second, false}, {-10 * time.Second, false}} {
+		t.Run(tc.skew.String(), func(t *testing.T) {
+			ta, tb := loopbackPair(t)
+			c := NewCodec(testKey, GroupID("skew"))
+			st := func() Status { return Status{ActiveFlows: 1, Policy: "static"} }
+			a, err := NewNode(NodeConfig{Codec: c, Transport: ta, Interval: 20 * time.Millisecond, Status: st, ClockSkew: tc.skew})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := NewNode(NodeConfig{Codec: c, Transport: tb, Interval: 20 * time.Millisecond, Status: st})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, stop := context.WithCancel(context.Background())
+			defer stop()
+			for _, n := range []*Node{a, b} {
+				go func() { _ = n.Run(ctx) }()
+			}
+			both := func() bool { return a.N(time.Now()) == 2 && b.N(time.Now()) == 2 }
+			if tc.heard {
+				if !waitFor(2*time.Second, both) {
+					t.Fatalf("skew %v: N %d/%d, want 2/2 (a: %+v, b: %+v)", tc.skew, a.N(time.Now()), b.N(time.Now()),
+						a.Table().Counters(), b.Table().Counters())
+				}
+				// Still heard after several expiry periods: the skewed
+				// node's table expires on its own clock.
+				time.Sleep(300 * time.Millisecond)
+				if !both() || len(a.Live(time.Now())) != 1 || len(b.Live(time.Now())) != 1 {
+					t.Fatalf("skew %v: lost each other (N %d/%d)", tc.skew, a.N(time.Now()), b.N(time.Now()))
+				}
+				return
+			}
+			stale := func() bool {
+				return a.Table().Counters().ByReason[Stale] >= 5 && b.Table().Counters().ByReason[Stale] >= 5
+			}
+			if !waitFor(2*time.Second, stale) {
+				t.Fatalf("skew %v: stale counts a %d, b %d", tc.skew, a.Table().Counters().ByReason[Stale], b.Table().Counters().ByReason[Stale])
+			}
+			if a.N(time.Now()) != 1 || b.N(time.Now()) != 1 || len(a.Live(time.Now())) != 0 {
+				t.Fatalf("skew %v: N %d/%d, want 1/1", tc.skew, a.N(time.Now()), b.N(time.Now()))
+			}
+		})
+	}
+}

@@ -57,6 +57,84 @@ type Run struct {
 	Errors     []string           `json:"errors,omitempty"`
 	Warnings   []string           `json:"warnings,omitempty"`
 	GoodputBps map[string]float64 `json:"goodput_bps,omitempty"` // iperf3's receiver-side figure, per station
+	// Faults are the scenario's [[faults]] of this run and what the runner
+	// did for each, when (docs/scenarios.md, Faults); absent without faults.
+	Faults []Fault `json:"faults,omitempty"`
+}
+
+// Fault is one fault of a run as asked ([[faults]], times scaled like the
+// traffic) and as injected (Events).
+type Fault struct {
+	Index    int      `json:"index"` // position in the scenario's [[faults]]
+	Kind     string   `json:"kind"`  // kill | drop | clock_skew | insider
+	Set      string   `json:"set,omitempty"`
+	Stations []string `json:"stations"`
+	// AtS, UntilS and RestartS are scheduled times, seconds after
+	// Run.TrafficStart: a drop's or an insider's start and end, a kill's
+	// kill and restart (0 = none).
+	AtS      float64 `json:"at_s"`
+	UntilS   float64 `json:"until_s,omitempty"`
+	RestartS float64 `json:"restart_s,omitempty"`
+	// Direction ("in", "out", "both") and Fraction of a drop.
+	Direction string  `json:"direction,omitempty"`
+	Fraction  float64 `json:"fraction,omitempty"`
+	// SkewS is a clock_skew's offset (negative: behind).
+	SkewS float64 `json:"skew_s,omitempty"`
+	// Insider is the status an insider broadcasts.
+	Insider *InsiderStatus `json:"insider,omitempty"`
+	// Skipped says why the fault was not injected (a mode without agents);
+	// "" = it was.
+	Skipped string       `json:"skipped,omitempty"`
+	Events  []FaultEvent `json:"events"`
+}
+
+// InsiderStatus is what an insider fault reports (coopcc peer send).
+type InsiderStatus struct {
+	RateBps    float64 `json:"rate_bps"` // delivery rate and capability, bit/s
+	SRTTMS     float64 `json:"srtt_ms"`
+	MinRTTMS   float64 `json:"min_rtt_ms"`
+	Flows      int     `json:"flows"`
+	Cwnd       int     `json:"cwnd"`
+	IntervalMS float64 `json:"interval_ms"`
+}
+
+// FaultEvent is one action of a fault as it fired.
+type FaultEvent struct {
+	// Action: kill, restart (kill), drop_start, drop_stop (drop), skew (an
+	// agent started with a skewed clock), insider_start, insider_stop.
+	Action  string    `json:"action"`
+	Station string    `json:"station,omitempty"`
+	T       time.Time `json:"t"`
+	// TS is T in seconds after Run.TrafficStart (negative before it: a
+	// skewed agent starts before the traffic).
+	TS  float64 `json:"t_s"`
+	Pid int     `json:"pid,omitempty"` // the process killed or started
+	// Seen and Dropped count the status datagrams a drop's filter matched
+	// and dropped (drop_stop).
+	Seen    uint64 `json:"seen,omitempty"`
+	Dropped uint64 `json:"dropped,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+// AgentSample is one line of a run's agents.jsonl: a managed station's
+// agent as the lab read its status socket (runs of scenarios with
+// [[faults]]). Up false = no answer (killed, not restarted yet).
+type AgentSample struct {
+	T            time.Time `json:"t"`
+	Station      string    `json:"station"`
+	Up           bool      `json:"up"`
+	N            int       `json:"n"`
+	Peers        int       `json:"peers"` // live peers heard
+	PolicyActive bool      `json:"policy_active"`
+	// Lo and Hi are the bounds the datapath holds for the server (its
+	// destination entry, else the default entry); 0 = none.
+	Lo uint32 `json:"lo"`
+	Hi uint32 `json:"hi"`
+	// Flows and BoundedFlows count the managed flows and those a bound
+	// really applies to (agent status: lo or hi non-zero).
+	Flows        int    `json:"flows"`
+	BoundedFlows int    `json:"bounded_flows"`
+	Error        string `json:"error,omitempty"`
 }
 
 // Station is one terminal in run.json.

@@ -32,6 +32,7 @@ type agentFlags struct {
 	guard                         bool
 	guardMaxCost                  float64
 	logFormat, logLevel           string
+	clockSkew                     time.Duration
 }
 
 func newAgentCmd() *cobra.Command {
@@ -101,6 +102,10 @@ restore everything.`,
 	fl.Float64Var(&f.guardMaxCost, "guard-max-cost", 0, "throughput loss the guard accepts, fraction (default 0.05)")
 	fl.StringVar(&f.logFormat, "log-format", "", "log format: text or json (default text)")
 	fl.StringVar(&f.logLevel, "log-level", "", "log level: debug, info, warn, error (default info)")
+	// A test hook, hidden from --help: the lab's clock_skew fault
+	// (docs/scenarios.md, Faults). CLOCK_REALTIME is not per namespace.
+	fl.DurationVar(&f.clockSkew, "clock-skew", 0, "test only: the peer protocol's clock runs this far from the host's")
+	_ = fl.MarkHidden("clock-skew")
 	cmd.AddCommand(newAgentStatusCmd(&f), newAgentConfigCmd(&f), newAgentCleanupCmd(&f))
 	return cmd
 }
@@ -151,6 +156,7 @@ func loadAgentConfig(cmd *cobra.Command, f agentFlags) (agent.Config, error) {
 	set("guard-max-cost", func() { cfg.Guard.MaxCost = f.guardMaxCost })
 	set("log-format", func() { cfg.Log.Format = f.logFormat })
 	set("log-level", func() { cfg.Log.Level = f.logLevel })
+	set("clock-skew", func() { cfg.Group.ClockSkew = f.clockSkew })
 	for _, kv := range f.params {
 		if err := cfg.SetParam(kv); err != nil {
 			return cfg, err

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestAgentBadInput(t *testing.T) {
@@ -25,6 +26,7 @@ func TestAgentBadInput(t *testing.T) {
 		{[]string{"agent", "--iface", "eth0", "--key-file", "k", "--dst", "nonsense"}, "managed.dst"},
 		{[]string{"agent", "--iface", "eth0", "--key-file", "k", "--log-format", "xml"}, "log.format"},
 		{[]string{"agent", "--iface", "eth0", "--key-file", "k", "--param", "novalue"}, "key=value"},
+		{[]string{"agent", "--iface", "eth0", "--key-file", "k", "--clock-skew", "2h"}, "--clock-skew 2h0m0s"},
 		{[]string{"agent", "--config", unknown, "--key-file", "k"}, "unknown key monitor.intervall"},
 		{[]string{"agent", "--config", filepath.Join(dir, "missing.toml")}, "read config"},
 		{[]string{"agent", "status", "--status-socket", filepath.Join(dir, "none.sock")}, "no agent answers"},
@@ -56,5 +58,35 @@ func TestAgentConfigPrintsEffectiveConfig(t *testing.T) {
 	out, err = runCLI(t, "agent", "config", "--config", file)
 	if err != nil || !strings.Contains(out, `passphrase = "(redacted)"`) || strings.Contains(out, "horse") {
 		t.Fatalf("passphrase from the environment: %v\n%s", err, out)
+	}
+}
+
+// TestAgentClockSkewFlag: --clock-skew (the lab's clock_skew fault) is
+// accepted, reaches the configuration and stays out of --help and of the
+// TOML the agent prints (it is no file key).
+func TestAgentClockSkewFlag(t *testing.T) {
+	cmd := newAgentCmd()
+	f := cmd.PersistentFlags()
+	if fl := f.Lookup("clock-skew"); fl == nil || !fl.Hidden {
+		t.Fatalf("--clock-skew missing or not hidden: %+v", fl)
+	}
+	if err := cmd.ParseFlags([]string{"--iface", "wlan0", "--key-file", "/k", "--clock-skew", "-7s"}); err != nil {
+		t.Fatal(err)
+	}
+	var fl agentFlags
+	fl.iface, fl.keyFile, fl.clockSkew = "wlan0", "/k", -7*time.Second
+	cfg, err := loadAgentConfig(cmd, fl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Group.ClockSkew != -7*time.Second {
+		t.Fatalf("clock skew %v, want -7s", cfg.Group.ClockSkew)
+	}
+	out, err := runCLI(t, "agent", "config", "--key-file", "/k", "--iface", "wlan0", "--clock-skew", "3s")
+	if err != nil || strings.Contains(out, "skew") {
+		t.Fatalf("agent config with --clock-skew: %v\n%s", err, out)
+	}
+	if help, _ := runCLI(t, "agent", "--help"); strings.Contains(help, "clock-skew") {
+		t.Fatalf("--help shows the test hook:\n%s", help)
 	}
 }

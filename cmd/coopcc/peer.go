@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/coopcc/coopcc/lab/scenario"
 	"github.com/coopcc/coopcc/peer"
 	"github.com/spf13/cobra"
 )
@@ -24,7 +26,7 @@ func newPeerCmd() *cobra.Command {
 		Use:   "peer",
 		Short: "Debug the cooperation protocol (docs/protocol.md)",
 	}
-	cmd.AddCommand(newPeerListenCmd(), newPeerKeygenCmd(), newPeerDecodeCmd(), newPeerEncodeCmd())
+	cmd.AddCommand(newPeerListenCmd(), newPeerKeygenCmd(), newPeerDecodeCmd(), newPeerEncodeCmd(), newPeerSendCmd())
 	return cmd
 }
 
@@ -274,4 +276,142 @@ decoded and encoded again is the same bytes (unless it carried unknown TLVs).`,
 	f.StringVar(&keyFile, "key-file", "", "group key file: 64 hex digits or 32 raw bytes, mode 600 (or $COOPCC_PASSPHRASE)")
 	f.StringVar(&group, "group", "coopcc", "group name (normally the SSID)")
 	return cmd
+}
+
+// sendFlags are the flags of `coopcc peer send`.
+type sendFlags struct {
+	iface, keyFile, group, group6 string
+	port                          int
+	ipv6, noGoodbye               bool
+	interval, duration            time.Duration
+	rate, capability              string
+	srtt, minRTT                  time.Duration
+	flows, cwnd, lo, hi           uint32
+	demand                        uint64
+	appLimited                    bool
+	policy                        string
+}
+
+func newPeerSendCmd() *cobra.Command {
+	var f sendFlags
+	cmd := &cobra.Command{
+		Use:   "send",
+		Short: "Broadcast a chosen status as a group member (tests: an insider who lies)",
+		Long: `Joins the group with the key like an agent (a fresh random sender id) and
+broadcasts the status given by the flags every --interval until Ctrl-C, SIGTERM
+or --duration, then (unless --no-goodbye) says goodbye. Nothing is measured:
+the status is whatever the flags say, so a key holder can report, e.g.,
+--rate 100Gbps --srtt 0 --flows 65535 (docs/protocol.md §8). Messages are
+built by the peer package's node and encoder, exactly as an agent's; values
+are clamped into the protocol's ranges (docs/protocol.md, "Message").
+The lab's insider fault runs it (docs/scenarios.md, Faults).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := f.status()
+			if err != nil {
+				return err
+			}
+			if f.iface == "" || f.keyFile == "" {
+				return errors.New("--iface and --key-file are required")
+			}
+			key, err := peer.LoadKeyFile(f.keyFile)
+			if err != nil {
+				return err
+			}
+			var tr *peer.UDPTransport
+			if f.ipv6 {
+				var g netip.Addr
+				if f.group6 != "" {
+					if g, err = netip.ParseAddr(f.group6); err != nil {
+						return fmt.Errorf("--group6 %q: %w", f.group6, err)
+					}
+				}
+				tr, err = peer.ListenMulticast6(f.iface, f.port, g)
+			} else {
+				tr, err = peer.ListenBroadcast4(f.iface, f.port)
+			}
+			if err != nil {
+				return err
+			}
+			node, err := peer.NewNode(peer.NodeConfig{
+				Codec: peer.NewCodec(key, peer.GroupID(f.group)), Transport: tr, Interval: f.interval,
+				Status: func() peer.Status { return st }, NoGoodbye: f.noGoodbye,
+			})
+			if err != nil {
+				tr.Close()
+				return err
+			}
+			out := cmd.OutOrStdout()
+			c := st.Clamp()
+			fmt.Fprintf(out, "sending: %v, group %q, sender id %016x, every %v: flows %d, cwnd %d, srtt %v, min rtt %v, delivery rate %d B/s, capability %d B/s, lo %d, hi %d, policy %q\n",
+				tr, f.group, node.ID(), f.interval, c.ActiveFlows, c.Cwnd, c.SRTT, c.MinRTT, c.DeliveryRate, c.Capability, c.Lo, c.Hi, c.Policy)
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			if f.duration > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, f.duration)
+				defer cancel()
+			}
+			err = node.Run(ctx)
+			fmt.Fprintf(out, "stopped: %d messages sent, %d send errors\n", node.Counters().Sent, node.Counters().SendErrors)
+			return err
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.iface, "iface", "", "interface to send on (required)")
+	fl.StringVar(&f.keyFile, "key-file", "", "group key file: 64 hex digits or 32 raw bytes (required)")
+	fl.StringVar(&f.group, "group", "coopcc", "group name (normally the SSID)")
+	fl.IntVar(&f.port, "port", peer.DefaultPort, "UDP port")
+	fl.BoolVar(&f.ipv6, "ipv6", false, "use IPv6 link-local multicast instead of IPv4 broadcast")
+	fl.StringVar(&f.group6, "group6", "", "IPv6 multicast group (default ff02::114)")
+	fl.DurationVar(&f.interval, "interval", peer.DefaultInterval, "send interval (± 10 % jitter)")
+	fl.DurationVar(&f.duration, "duration", 0, "stop after this long (0 = until Ctrl-C or SIGTERM)")
+	fl.BoolVar(&f.noGoodbye, "no-goodbye", false, "stop without the goodbye message (peers expire the sender instead)")
+	fl.StringVar(&f.rate, "rate", "0", "reported delivery rate, e.g. 100Gbps, 20Mbps (at most 100Gbps)")
+	fl.StringVar(&f.capability, "capability", "", "reported throughput when alone (default: --rate)")
+	fl.DurationVar(&f.srtt, "srtt", 0, "reported smoothed RTT (0 = unknown)")
+	fl.DurationVar(&f.minRTT, "min-rtt", 0, "reported minimum RTT (0 = unknown)")
+	fl.Uint32Var(&f.flows, "flows", 1, "reported active uploads (0 = idle, not counted in N; at most 65535)")
+	fl.Uint32Var(&f.cwnd, "cwnd", 10, "reported aggregate cwnd, segments")
+	fl.Uint32Var(&f.lo, "lo", 0, "reported lower bound, segments (0 = none)")
+	fl.Uint32Var(&f.hi, "hi", 0, "reported upper bound, segments (0 = none)")
+	fl.Uint64Var(&f.demand, "demand", 0, "reported bytes waiting to be sent")
+	fl.BoolVar(&f.appLimited, "app-limited", false, "report the uploads as application-limited")
+	fl.StringVar(&f.policy, "policy", "coop", "reported policy name")
+	return cmd
+}
+
+// status is the Status the flags describe; values outside the protocol's
+// ranges are refused, not clamped, so that what is sent is what was asked.
+func (f sendFlags) status() (peer.Status, error) {
+	toBps := func(name, v string) (uint64, error) {
+		r, err := scenario.ParseRate(v)
+		if err != nil {
+			return 0, fmt.Errorf("--%s: %w", name, err)
+		}
+		b := uint64(float64(r) / 8)
+		if b > peer.MaxRate {
+			return 0, fmt.Errorf("--%s %s: at most 100Gbps (the protocol's maximum)", name, v)
+		}
+		return b, nil
+	}
+	rate, err := toBps("rate", f.rate)
+	if err != nil {
+		return peer.Status{}, err
+	}
+	capab := rate
+	if f.capability != "" {
+		if capab, err = toBps("capability", f.capability); err != nil {
+			return peer.Status{}, err
+		}
+	}
+	st := peer.Status{ActiveFlows: f.flows, Cwnd: f.cwnd, SRTT: f.srtt, MinRTT: f.minRTT, DeliveryRate: rate,
+		Capability: capab, Demand: f.demand, AppLimited: f.appLimited, Lo: f.lo, Hi: f.hi, Policy: f.policy}
+	// The header fields are the node's; fill placeholders to validate the rest.
+	chk := st
+	chk.Sender, chk.Seq, chk.SentAt = 1, 1, time.Now()
+	if err := chk.Validate(); err != nil {
+		return peer.Status{}, fmt.Errorf("status out of the protocol's range: %w", err)
+	}
+	return st, nil
 }

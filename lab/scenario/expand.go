@@ -30,6 +30,12 @@ type Run struct {
 	PolicyParams map[string]any `json:"policy_params,omitempty"`
 	// AgentArgs are extra `coopcc agent` flags from the scenario's [agent].
 	AgentArgs []string `json:"agent_args,omitempty"`
+	// Faults are the scenario's [[faults]] that apply to this run.
+	Faults []RunFault `json:"faults,omitempty"`
+	// SampleAgents asks the runner to poll the agents' status (agents.jsonl):
+	// set in every run of a scenario with [[faults]], with or without
+	// faults of its own, so that runs of one sweep are measured alike.
+	SampleAgents bool `json:"sample_agents,omitempty"`
 }
 
 // Station is one terminal of a run.
@@ -80,6 +86,7 @@ type runBuild struct {
 	wiredRate Rate
 	apQSize   int
 	mobility  string
+	faultSet  string // sweep.faults value ("" = no sweep)
 }
 
 // Expand turns the scenario into its list of runs. Run ids are stable: the
@@ -164,6 +171,9 @@ func (s *Scenario) Expand(opt Options) ([]Run, error) {
 	if len(sw.Mobility) > 0 {
 		axes = append(axes, axis{"mobility", sw.Mobility, func(b *runBuild, i int) { b.mobility = sw.Mobility[i] }})
 	}
+	if len(sw.Faults) > 0 {
+		axes = append(axes, axis{"faults", sw.Faults, func(b *runBuild, i int) { b.faultSet = sw.Faults[i] }})
+	}
 	parsed := make([]Mode, len(modes))
 	for i, m := range modes {
 		md, err := ParseMode(m)
@@ -217,7 +227,7 @@ func (s *Scenario) Expand(opt Options) ([]Run, error) {
 }
 
 // idAxes is the order of axes in run ids after the mode.
-var idAxes = []string{"n", "delay", "managed", "wired_rate", "ap_queue_size", "mobility"}
+var idAxes = []string{"n", "delay", "managed", "wired_rate", "ap_queue_size", "mobility", "faults"}
 
 func (s *Scenario) buildRun(m Mode, b runBuild, params map[string]string, rep int, scale float64) (Run, error) {
 	r := Run{Mode: m, N: b.n, Delay: b.delay, Rep: rep, Params: map[string]string{},
@@ -362,6 +372,10 @@ func (s *Scenario) buildRun(m Mode, b runBuild, params map[string]string, rep in
 			return Run{}, fmt.Errorf("scenario %s: %s of run %s runs under 1s", s.Name, st.Name, r.ID)
 		}
 	}
+	if err := s.runFaults(&r, b.faultSet, sc); err != nil {
+		return Run{}, err
+	}
+	r.SampleAgents = len(s.Faults) > 0 && m.Kind == KindPolicy
 	return r, nil
 }
 

@@ -39,6 +39,8 @@ type Scenario struct {
 	// Policy holds parameters per policy name ([policy.coop] bwmax_mbps = 20),
 	// passed to the agents in that policy's mode.
 	Policy map[string]map[string]any `toml:"policy"`
+	// Faults are injected into the runs of policy modes ([[faults]]).
+	Faults []Fault `toml:"faults"`
 
 	source []byte // the TOML text as loaded
 }
@@ -168,6 +170,9 @@ type Sweep struct {
 	WiredRate   []Rate     `toml:"wired_rate"`
 	APQueueSize IntList    `toml:"ap_queue_size"`
 	Mobility    []string   `toml:"mobility"`
+	// Faults lists fault sets ([[faults]] set = NAME) to run one at a
+	// time; "none" = a run without them.
+	Faults []string `toml:"faults"`
 }
 
 // Quick holds the reductions `--quick` applies: a shorter duration (all
@@ -616,6 +621,14 @@ func (s *Scenario) Validate() error {
 			add("sweep.mobility: %v", err)
 		}
 	}
+	maxN := max(t.Count, maxInt(s.Sweep.N), maxInt(s.Quick.N))
+	if len(t.Groups) > 0 {
+		maxN = 0
+		for _, g := range t.Groups {
+			maxN += g.Count
+		}
+	}
+	s.checkFaults(add, maxN)
 	if s.Quick.Duration != 0 && s.Quick.Duration.D() < time.Second {
 		add("quick.duration %v: want at least 1s", s.Quick.Duration)
 	}

@@ -72,6 +72,10 @@ func (p *Proc) Stop(sig syscall.Signal, grace time.Duration) error {
 	return p.err
 }
 
+// Pid is the process's id (`ip netns exec` execs the command, so it is
+// the command's own).
+func (p *Proc) Pid() int { return p.cmd.Process.Pid }
+
 // Name is the name the process was started with ("iperf3 server").
 func (p *Proc) Name() string { return p.name }
 

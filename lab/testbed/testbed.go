@@ -8,7 +8,9 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -47,7 +49,8 @@ type Testbed struct {
 	hub      string   // veth backend: the namespace holding the bridge
 	created  []string // namespaces to delete
 	emu      *Proc
-	procs    []*Proc // agents, iperf3 servers and clients
+	procsMu  sync.Mutex // Exec runs on the clients' and the faults' goroutines
+	procs    []*Proc    // agents, iperf3 servers and clients, insiders
 	closed   bool
 }
 
@@ -248,15 +251,20 @@ func (tb *Testbed) Exec(nd Node, name string, argv []string, stdout, stderr io.W
 	if err != nil {
 		return nil, err
 	}
+	tb.procsMu.Lock()
 	tb.procs = append(tb.procs, p)
+	tb.procsMu.Unlock()
 	return p, nil
 }
 
 // StopProcs stops the processes Exec started (agents, iperf3 servers and
 // clients: SIGTERM, then SIGKILL after a grace period), newest first.
 func (tb *Testbed) StopProcs() {
-	for i := len(tb.procs) - 1; i >= 0; i-- {
-		_ = tb.procs[i].Stop(syscall.SIGTERM, 5*time.Second)
+	tb.procsMu.Lock()
+	procs := slices.Clone(tb.procs)
+	tb.procsMu.Unlock()
+	for i := len(procs) - 1; i >= 0; i-- {
+		_ = procs[i].Stop(syscall.SIGTERM, 5*time.Second)
 	}
 }
 
