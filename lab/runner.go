@@ -1,7 +1,6 @@
 package lab
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -537,7 +536,7 @@ func runClient(ctx context.Context, r scenario.Run, tb *testbed.Testbed, i int, 
 		if ctx.Err() != nil {
 			return launched, time.Since(t0), nil
 		}
-		return launched, time.Since(t0), fmt.Errorf("iperf3 client of %s: %v %s", st.Name, err, tailFile(errPath, 3))
+		return launched, time.Since(t0), fmt.Errorf("iperf3 client of %s: %v %s", st.Name, err, testbed.TailFile(errPath, 3))
 	}
 	return launched, time.Since(t0), nil
 }
@@ -608,7 +607,7 @@ func startAgents(ctx context.Context, r scenario.Run, tb *testbed.Testbed, coopc
 	for _, p := range started {
 		if p.Exited() {
 			name := strings.TrimPrefix(p.Name(), "agent ")
-			return as, fmt.Errorf("agent of %s exited at start: %v: %s", name, p.Err(), tailFile(filepath.Join(dir, "logs", "agent-"+name+".log"), 3))
+			return as, fmt.Errorf("agent of %s exited at start: %v: %s", name, p.Err(), testbed.TailFile(filepath.Join(dir, "logs", "agent-"+name+".log"), 3))
 		}
 	}
 	return as, nil
@@ -724,23 +723,4 @@ func readEmuValidity(res *schema.Run, path string) {
 			res.InvalidReason = "emulator marked the run invalid"
 		}
 	}
-}
-
-// tailFile returns the last lines of a file (a process's log), for error
-// messages.
-func tailFile(path string, lines int) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	var all []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		all = append(all, sc.Text())
-		if len(all) > lines {
-			all = all[1:]
-		}
-	}
-	return strings.Join(all, " | ")
 }

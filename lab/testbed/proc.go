@@ -174,8 +174,9 @@ func (l *lineWatcher) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// tailFile returns the last lines of a file, for error messages.
-func tailFile(path string, lines int) string {
+// TailFile returns the last lines of a file (a process's log), joined with
+// " | ", for error messages; "" when it cannot be read.
+func TailFile(path string, lines int) string {
 	f, err := os.Open(path)
 	if err != nil {
 		return ""

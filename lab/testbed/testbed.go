@@ -218,9 +218,9 @@ func (tb *Testbed) StartEmu(ctx context.Context, argv []string, logPath string, 
 	select {
 	case <-ready.found:
 	case <-p.done:
-		return fmt.Errorf("emulator exited before it was ready: %v: %s", p.err, tailFile(logPath, 5))
+		return fmt.Errorf("emulator exited before it was ready: %v: %s", p.err, TailFile(logPath, 5))
 	case <-t.C:
-		return fmt.Errorf("emulator not ready after %v: %s", timeout, tailFile(logPath, 5))
+		return fmt.Errorf("emulator not ready after %v: %s", timeout, TailFile(logPath, 5))
 	case <-ctx.Done():
 		return ctx.Err()
 	}
