@@ -54,18 +54,7 @@ terminals see it. Stop with Ctrl-C.`,
 			if err != nil {
 				return err
 			}
-			var tr *peer.UDPTransport
-			if ipv6 {
-				var g netip.Addr
-				if group6 != "" {
-					if g, err = netip.ParseAddr(group6); err != nil {
-						return fmt.Errorf("--group6 %q: %w", group6, err)
-					}
-				}
-				tr, err = peer.ListenMulticast6(iface, port, g)
-			} else {
-				tr, err = peer.ListenBroadcast4(iface, port)
-			}
+			tr, err := openPeerTransport(iface, port, ipv6, group6)
 			if err != nil {
 				return err
 			}
@@ -110,6 +99,23 @@ terminals see it. Stop with Ctrl-C.`,
 	f.DurationVar(&interval, "interval", peer.DefaultInterval, "send interval with --send")
 	f.Uint32Var(&flows, "flows", 0, "active uploads to announce with --send (0 = idle, not counted in N)")
 	return cmd
+}
+
+// openPeerTransport opens the peer transport of listen and send: IPv4
+// broadcast, or with ipv6 link-local multicast on group6 ("" = the default
+// group).
+func openPeerTransport(iface string, port int, ipv6 bool, group6 string) (*peer.UDPTransport, error) {
+	if !ipv6 {
+		return peer.ListenBroadcast4(iface, port)
+	}
+	var g netip.Addr
+	if group6 != "" {
+		var err error
+		if g, err = netip.ParseAddr(group6); err != nil {
+			return nil, fmt.Errorf("--group6 %q: %w", group6, err)
+		}
+	}
+	return peer.ListenMulticast6(iface, port, g)
 }
 
 func printEvent(w io.Writer, e peer.Event) {
@@ -318,18 +324,7 @@ The lab's insider fault runs it (docs/scenarios.md, Faults).`,
 			if err != nil {
 				return err
 			}
-			var tr *peer.UDPTransport
-			if f.ipv6 {
-				var g netip.Addr
-				if f.group6 != "" {
-					if g, err = netip.ParseAddr(f.group6); err != nil {
-						return fmt.Errorf("--group6 %q: %w", f.group6, err)
-					}
-				}
-				tr, err = peer.ListenMulticast6(f.iface, f.port, g)
-			} else {
-				tr, err = peer.ListenBroadcast4(f.iface, f.port)
-			}
+			tr, err := openPeerTransport(f.iface, f.port, f.ipv6, f.group6)
 			if err != nil {
 				return err
 			}
