@@ -75,9 +75,7 @@ type faultRunner struct {
 // agents, where every fault is recorded as skipped.
 func startFaults(r scenario.Run, tb *testbed.Testbed, agents *agentSet, t0 time.Time, keyFile, coopcc, dir string) *faultRunner {
 	fr := &faultRunner{t0: t0, recs: faultRecords(r), quit: make(chan struct{}), done: make(chan struct{})}
-	stationIndex := func(name string) int {
-		return slices.IndexFunc(r.Stations, func(st scenario.Station) bool { return st.Name == name })
-	}
+	fc := faultContext{r: r, tb: tb, agents: agents, keyFile: keyFile, coopcc: coopcc, dir: dir}
 	var actions []faultAction
 	if agents != nil {
 		for fi, f := range r.Faults {
@@ -85,108 +83,140 @@ func startFaults(r scenario.Run, tb *testbed.Testbed, agents *agentSet, t0 time.
 			case scenario.FaultClockSkew:
 				// Applied when the agents started (startAgents).
 				for _, name := range f.Stations {
-					i := stationIndex(name)
+					i := fc.station(name)
 					fr.recs[fi].Events = append(fr.recs[fi].Events, fr.event("skew", name, agents.skewAt[i], agents.pid(i), nil))
 				}
 			case scenario.FaultKill:
-				actions = append(actions, faultAction{at: f.At.D(), fault: fi, do: func() []schema.FaultEvent {
-					var evs []schema.FaultEvent
-					for _, name := range f.Stations {
-						pid, err := agents.kill(stationIndex(name))
-						evs = append(evs, fr.event("kill", name, time.Now(), pid, err))
-					}
-					return evs
-				}})
-				if f.Restart > 0 {
-					actions = append(actions, faultAction{at: f.Restart.D(), fault: fi, do: func() []schema.FaultEvent {
-						var evs []schema.FaultEvent
-						for _, name := range f.Stations {
-							p, err := agents.start(stationIndex(name))
-							pid := 0
-							if p != nil {
-								pid = p.Pid()
-							}
-							evs = append(evs, fr.event("restart", name, time.Now(), pid, err))
-						}
-						return evs
-					}})
-				}
+				actions = append(actions, fr.killActions(fc, fi, f)...)
 			case scenario.FaultDrop:
-				var filters []*testbed.DropFilter
-				var names []string
-				var once sync.Once
-				stopDrops := func() []schema.FaultEvent {
-					var evs []schema.FaultEvent
-					once.Do(func() {
-						for k, df := range filters {
-							seen, dropped, err := df.Counts()
-							if cerr := df.Close(); err == nil {
-								err = cerr
-							}
-							ev := fr.event("drop_stop", names[k], time.Now(), 0, err)
-							ev.Seen, ev.Dropped = seen, dropped
-							evs = append(evs, ev)
-						}
-					})
-					return evs
-				}
-				ingress := f.Direction == scenario.DropIn || f.Direction == scenario.DropBoth
-				egress := f.Direction == scenario.DropOut || f.Direction == scenario.DropBoth
-				actions = append(actions, faultAction{at: f.At.D(), fault: fi, do: func() []schema.FaultEvent {
-					var evs []schema.FaultEvent
-					for _, name := range f.Stations {
-						df, err := tb.DropUDP(tb.Stations[stationIndex(name)], peer.DefaultPort, ingress, egress, f.Fraction)
-						if err == nil { // read by stopDrops on this goroutine, or by stop after it ended
-							filters, names = append(filters, df), append(names, name)
-						}
-						evs = append(evs, fr.event("drop_start", name, time.Now(), 0, err))
-					}
-					return evs
-				}})
-				actions = append(actions, faultAction{at: f.Until.D(), fault: fi, do: stopDrops})
-				fr.cleanups = append(fr.cleanups, func() { fr.addEvents(fi, stopDrops()) })
+				actions = append(actions, fr.dropActions(fc, fi, f)...)
 			case scenario.FaultInsider:
-				var proc *testbed.Proc
-				var once sync.Once
-				stopInsider := func() []schema.FaultEvent {
-					var evs []schema.FaultEvent
-					once.Do(func() {
-						if proc == nil {
-							return
-						}
-						err := proc.Stop(syscall.SIGTERM, 5*time.Second)
-						evs = append(evs, fr.event("insider_stop", f.Stations[0], time.Now(), proc.Pid(), err))
-					})
-					return evs
-				}
-				actions = append(actions, faultAction{at: f.At.D(), fault: fi, do: func() []schema.FaultEvent {
-					name := f.Stations[0]
-					nd := tb.Stations[stationIndex(name)]
-					argv := []string{coopcc, "peer", "send", "--iface", nd.Iface, "--key-file", keyFile, "--group", labGroup,
-						"--rate", strconv.FormatFloat(float64(f.Rate), 'f', -1, 64) + "bps",
-						"--srtt", f.SRTT.String(), "--min-rtt", f.MinRTT.String(),
-						"--flows", strconv.Itoa(f.Flows), "--cwnd", strconv.Itoa(f.Cwnd),
-						"--interval", insiderInterval(f).String()}
-					logf, err := os.Create(filepath.Join(dir, "logs", "insider-"+name+".log"))
-					if err != nil {
-						return []schema.FaultEvent{fr.event("insider_start", name, time.Now(), 0, err)}
-					}
-					defer logf.Close()
-					p, err := tb.Exec(nd, "insider "+name, argv, logf, logf, syscall.SIGTERM)
-					pid := 0
-					if err == nil {
-						proc, pid = p, p.Pid()
-					}
-					return []schema.FaultEvent{fr.event("insider_start", name, time.Now(), pid, err)}
-				}})
-				actions = append(actions, faultAction{at: f.Until.D(), fault: fi, do: stopInsider})
-				fr.cleanups = append(fr.cleanups, func() { fr.addEvents(fi, stopInsider()) })
+				actions = append(actions, fr.insiderActions(fc, fi, f)...)
 			}
 		}
 	}
 	slices.SortStableFunc(actions, func(a, b faultAction) int { return int(a.at - b.at) })
 	go fr.loop(actions)
 	return fr
+}
+
+// faultContext is what the fault actions act on.
+type faultContext struct {
+	r                    scenario.Run
+	tb                   *testbed.Testbed
+	agents               *agentSet
+	keyFile, coopcc, dir string
+}
+
+// station is the index of the station named name.
+func (fc faultContext) station(name string) int {
+	return slices.IndexFunc(fc.r.Stations, func(st scenario.Station) bool { return st.Name == name })
+}
+
+// killActions kill the fault's agents at its time and, with a restart
+// time, start them again.
+func (fr *faultRunner) killActions(fc faultContext, fi int, f scenario.RunFault) []faultAction {
+	actions := []faultAction{{at: f.At.D(), fault: fi, do: func() []schema.FaultEvent {
+		var evs []schema.FaultEvent
+		for _, name := range f.Stations {
+			pid, err := fc.agents.kill(fc.station(name))
+			evs = append(evs, fr.event("kill", name, time.Now(), pid, err))
+		}
+		return evs
+	}}}
+	if f.Restart > 0 {
+		actions = append(actions, faultAction{at: f.Restart.D(), fault: fi, do: func() []schema.FaultEvent {
+			var evs []schema.FaultEvent
+			for _, name := range f.Stations {
+				p, err := fc.agents.start(fc.station(name))
+				pid := 0
+				if p != nil {
+					pid = p.Pid()
+				}
+				evs = append(evs, fr.event("restart", name, time.Now(), pid, err))
+			}
+			return evs
+		}})
+	}
+	return actions
+}
+
+// dropActions attach the fault's drop filters at its time and detach them
+// (with their counts) at its end or when the run stops.
+func (fr *faultRunner) dropActions(fc faultContext, fi int, f scenario.RunFault) []faultAction {
+	var filters []*testbed.DropFilter
+	var names []string
+	var once sync.Once
+	stopDrops := func() []schema.FaultEvent {
+		var evs []schema.FaultEvent
+		once.Do(func() {
+			for k, df := range filters {
+				seen, dropped, err := df.Counts()
+				if cerr := df.Close(); err == nil {
+					err = cerr
+				}
+				ev := fr.event("drop_stop", names[k], time.Now(), 0, err)
+				ev.Seen, ev.Dropped = seen, dropped
+				evs = append(evs, ev)
+			}
+		})
+		return evs
+	}
+	ingress := f.Direction == scenario.DropIn || f.Direction == scenario.DropBoth
+	egress := f.Direction == scenario.DropOut || f.Direction == scenario.DropBoth
+	start := faultAction{at: f.At.D(), fault: fi, do: func() []schema.FaultEvent {
+		var evs []schema.FaultEvent
+		for _, name := range f.Stations {
+			df, err := fc.tb.DropUDP(fc.tb.Stations[fc.station(name)], peer.DefaultPort, ingress, egress, f.Fraction)
+			if err == nil { // read by stopDrops on this goroutine, or by stop after it ended
+				filters, names = append(filters, df), append(names, name)
+			}
+			evs = append(evs, fr.event("drop_start", name, time.Now(), 0, err))
+		}
+		return evs
+	}}
+	fr.cleanups = append(fr.cleanups, func() { fr.addEvents(fi, stopDrops()) })
+	return []faultAction{start, {at: f.Until.D(), fault: fi, do: stopDrops}}
+}
+
+// insiderActions run `coopcc peer send` with the fault's lie in its
+// station's namespace from its time to its end (or the run's).
+func (fr *faultRunner) insiderActions(fc faultContext, fi int, f scenario.RunFault) []faultAction {
+	var proc *testbed.Proc
+	var once sync.Once
+	stopInsider := func() []schema.FaultEvent {
+		var evs []schema.FaultEvent
+		once.Do(func() {
+			if proc == nil {
+				return
+			}
+			err := proc.Stop(syscall.SIGTERM, 5*time.Second)
+			evs = append(evs, fr.event("insider_stop", f.Stations[0], time.Now(), proc.Pid(), err))
+		})
+		return evs
+	}
+	start := faultAction{at: f.At.D(), fault: fi, do: func() []schema.FaultEvent {
+		name := f.Stations[0]
+		nd := fc.tb.Stations[fc.station(name)]
+		argv := []string{fc.coopcc, "peer", "send", "--iface", nd.Iface, "--key-file", fc.keyFile, "--group", labGroup,
+			"--rate", strconv.FormatFloat(float64(f.Rate), 'f', -1, 64) + "bps",
+			"--srtt", f.SRTT.String(), "--min-rtt", f.MinRTT.String(),
+			"--flows", strconv.Itoa(f.Flows), "--cwnd", strconv.Itoa(f.Cwnd),
+			"--interval", insiderInterval(f).String()}
+		logf, err := os.Create(filepath.Join(fc.dir, "logs", "insider-"+name+".log"))
+		if err != nil {
+			return []schema.FaultEvent{fr.event("insider_start", name, time.Now(), 0, err)}
+		}
+		defer logf.Close()
+		p, err := fc.tb.Exec(nd, "insider "+name, argv, logf, logf, syscall.SIGTERM)
+		pid := 0
+		if err == nil {
+			proc, pid = p, p.Pid()
+		}
+		return []schema.FaultEvent{fr.event("insider_start", name, time.Now(), pid, err)}
+	}}
+	fr.cleanups = append(fr.cleanups, func() { fr.addEvents(fi, stopInsider()) })
+	return []faultAction{start, {at: f.Until.D(), fault: fi, do: stopInsider}}
 }
 
 // loop fires the actions in time order until they are done or stop is called.
