@@ -17,6 +17,7 @@ import (
 	"github.com/coopcc/coopcc/agent"
 	"github.com/coopcc/coopcc/internal/nettest"
 	"github.com/coopcc/coopcc/peer"
+	"github.com/coopcc/coopcc/peer/admit"
 )
 
 // attacker sends datagrams to the status port's broadcast address from a
@@ -262,7 +263,7 @@ func TestHostilePeers(t *testing.T) {
 		}
 		x.send(t, m)
 	})
-	counted(t, a, "recv_bad_mac", before, nWrong)
+	counted(t, a, "", before, nWrong) // bad MAC, or dropped by the admission filter
 	checkN("wrong key")
 
 	// 2. Replays of the agents' own messages, at once and after 6 s (past
@@ -330,8 +331,17 @@ func TestHostilePeers(t *testing.T) {
 	sent := pace(10000, floodFor, func(i int) { x.send(t, flood[i%len(flood)]) })
 	el := time.Since(t0).Seconds()
 	busy := share(c0, t0)
-	got := counted(t, a, "recv_bad_mac", before, sent)
-	t.Logf("flood: %d datagrams in %.2f s (%.0f/s), A counted %d bad MAC", sent, el, float64(sent)/el, got)
+	counted(t, a, "", before, sent)
+	after = status(a).Messages
+	badMAC, filtered := after["recv_bad_mac"]-before["recv_bad_mac"], after["recv_filtered"]-before["recv_filtered"]
+	t.Logf("flood: %d datagrams in %.2f s (%.0f/s), A counted %d bad MAC, its admission filter dropped %d",
+		sent, el, float64(sent)/el, badMAC, filtered)
+	// The attacker never authenticated, so the filter lets through at most
+	// its budget for unknown sources (1,000/s) and drops the rest.
+	if budget := uint64(1.2 * float64(admit.DefaultUnknownRate) * el); badMAC > budget || filtered < uint64(sent)-budget {
+		t.Errorf("flood: %d bad MAC and %d filtered of %d, want at most %d read (the admission filter's budget)",
+			badMAC, filtered, sent, budget)
+	}
 	for i := range pids {
 		t.Logf("agent %d CPU: %.2f %% of a core flooded, %.2f %% idle → %.2f %% for the flood (%.2f µs per datagram)",
 			i, 100*busy[i], 100*idle[i], 100*(busy[i]-idle[i]), 1e6*(busy[i]-idle[i])*el/float64(sent))

@@ -14,6 +14,7 @@ import (
 	"github.com/coopcc/coopcc/datapath"
 	"github.com/coopcc/coopcc/monitor"
 	"github.com/coopcc/coopcc/peer"
+	"github.com/coopcc/coopcc/peer/admit"
 	"github.com/coopcc/coopcc/policy"
 )
 
@@ -148,7 +149,7 @@ func startPeers(ctx context.Context, cfg Config, status func() PeerStatus, log *
 	if err != nil {
 		return nil, nil, err
 	}
-	var tr peer.Transport
+	var tr *peer.UDPTransport
 	switch cfg.Group.Transport {
 	case "ipv6":
 		tr, err = peer.ListenMulticast6(cfg.Iface, int(cfg.Group.Port), netip.Addr{})
@@ -158,8 +159,9 @@ func startPeers(ctx context.Context, cfg Config, status func() PeerStatus, log *
 	if err != nil {
 		return nil, nil, err
 	}
+	filter := attachAdmission(tr, log)
 	node, err := peer.NewNode(peer.NodeConfig{
-		Codec: peer.NewCodec(key, peer.GroupID(cfg.Group.ID)), Transport: tr, Status: status,
+		Codec: peer.NewCodec(key, peer.GroupID(cfg.Group.ID)), Transport: tr, Status: status, Admit: filter.admit,
 		Interval: cfg.Group.Interval.Duration, Missed: cfg.Group.ExpiryIntervals, Logger: log, ClockSkew: cfg.Group.ClockSkew,
 		Table: peer.TableConfig{OnEvent: func(e peer.Event) {
 			msg := MsgPeerJoin // rate-limited by name (DefaultLimits)
@@ -172,15 +174,58 @@ func startPeers(ctx context.Context, cfg Config, status func() PeerStatus, log *
 	})
 	if err != nil {
 		_ = tr.Close()
+		filter.close()
 		return nil, nil, err
 	}
 	done := make(chan error, 1)
-	go func() { done <- node.Run(ctx) }()
-	return nodeAdapter{node}, func() error { return <-done }, nil
+	go func() {
+		err := node.Run(ctx)
+		filter.close()
+		done <- err
+	}()
+	return nodeAdapter{node, filter}, func() error { return <-done }, nil
+}
+
+// admission is the peer socket's admission filter, or nothing where BPF
+// is not permitted (the agent then reads every datagram, as it did without
+// the filter: only a flood's cost differs).
+type admission struct{ f *admit.Filter }
+
+func attachAdmission(tr *peer.UDPTransport, log *slog.Logger) admission {
+	f, err := tr.AttachAdmission(admit.Config{})
+	if err != nil {
+		log.Warn("peer admission filter not attached: a flood of forged datagrams costs more CPU", "err", err)
+		return admission{}
+	}
+	return admission{f}
+}
+
+func (a admission) admit(addr netip.Addr) {
+	if a.f != nil {
+		_ = a.f.Admit(addr) // a failed update only leaves the source to the budget
+	}
+}
+
+// dropped is how many datagrams the filter dropped (0 without one).
+func (a admission) dropped() uint64 {
+	if a.f == nil {
+		return 0
+	}
+	n, _ := a.f.Dropped()
+	return n
+}
+
+func (a admission) close() {
+	if a.f != nil {
+		_ = a.f.Close()
+	}
 }
 
 // nodeAdapter exposes a peer.Node as a PeerNode.
-type nodeAdapter struct{ n *peer.Node }
+type nodeAdapter struct {
+	n      *peer.Node
+	filter admission
+}
 
 func (a nodeAdapter) Live(now time.Time) []PeerStatus { return a.n.Live(now) }
 func (a nodeAdapter) N(now time.Time) int             { return a.n.N(now) }
@@ -198,6 +243,7 @@ func (a nodeAdapter) Counters() map[string]uint64 {
 	out["send_error"] = nc.SendErrors
 	out["encode_error"] = nc.EncodeErrors
 	out["read_error"] = nc.ReadErrors
+	out["recv_filtered"] = a.filter.dropped()
 	return out
 }
 

@@ -3,6 +3,7 @@ package peer
 import (
 	"context"
 	"net"
+	"net/netip"
 	"sync"
 	"testing"
 	"time"
@@ -175,5 +176,35 @@ func TestNodeClockSkew(t *testing.T) {
 				t.Fatalf("skew %v: N %d/%d, want 1/1", tc.skew, a.N(time.Now()), b.N(time.Now()))
 			}
 		})
+	}
+}
+
+// Admit hears the source of every authenticated message and of nothing
+// else (the admission filter must not learn an address from a forgery).
+func TestNodeAdmitsOnlyAuthenticatedSources(t *testing.T) {
+	a, _ := loopbackPair(t)
+	var admitted []netip.Addr
+	n, err := NewNode(NodeConfig{Codec: NewCodec(testKey, GroupID("n")), Transport: a, ReceiveOnly: true,
+		Admit: func(x netip.Addr) { admitted = append(admitted, x) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wrong Key
+	copy(wrong[:], "not the group key, but 32 bytes!")
+	honest, forged := netip.MustParseAddrPort("10.0.0.2:51300"), netip.MustParseAddrPort("10.0.0.66:51300")
+	encode := func(k Key, sender uint64) []byte {
+		m, err := NewCodec(k, GroupID("n")).Encode(Status{Sender: sender, Seq: 1, SentAt: time.Now(), ActiveFlows: 1, Policy: "coop"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	var lastLog time.Time
+	n.handle(encode(wrong, 7), forged, &lastLog)
+	n.handle([]byte("random bytes"), forged, &lastLog)
+	n.handle(encode(testKey, 8), honest, &lastLog)
+	n.handle(encode(testKey, 8), honest, &lastLog) // a replay: not OK
+	if len(admitted) != 1 || admitted[0] != honest.Addr() {
+		t.Fatalf("admitted %v, want only %v", admitted, honest.Addr())
 	}
 }

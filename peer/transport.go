@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/coopcc/coopcc/peer/admit"
 )
 
 // Transport defaults (docs/protocol.md, section "Transport").
@@ -164,6 +166,17 @@ func (u *UDPTransport) LocalPort() int {
 }
 
 func (u *UDPTransport) String() string { return u.desc }
+
+// AttachAdmission attaches the kernel-side admission filter (package
+// peer/admit) to the transport's socket. It fails on a transport that was
+// not detached from Go's netpoller or where BPF is not permitted; the
+// transport then works as before, reading every datagram.
+func (u *UDPTransport) AttachAdmission(cfg admit.Config) (*admit.Filter, error) {
+	if u.raw == nil {
+		return nil, errors.New("admission filter: the transport's socket is not detached")
+	}
+	return admit.Attach(u.raw.fd, cfg)
+}
 
 func control(iface string, broadcast bool) func(string, string, syscall.RawConn) error {
 	return func(_, _ string, rc syscall.RawConn) error {
