@@ -533,13 +533,13 @@ type loopSim struct {
 	// base): a terminal that joined a loaded medium never saw the empty path.
 	minRTT []time.Duration
 	eps    time.Duration
-	c0    float64
-	w     []float64
-	pols  []*coop
-	decs  []Decision
-	x     []float64 // rates of the last step, bytes/s
-	d     float64   // queueing delay of the last step, s
-	now   time.Time
+	c0     float64
+	w      []float64
+	pols   []*coop
+	decs   []Decision
+	x      []float64 // rates of the last step, bytes/s
+	d      float64   // queueing delay of the last step, s
+	now    time.Time
 }
 
 func newLoopSim(t *testing.T, bases []time.Duration, eps time.Duration, c0, w0 float64) *loopSim {
