@@ -21,6 +21,7 @@ a testbed (namespaces, iperf3, an 802.11 emulator) that reproduces the papers.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	addCPUProfile(root)
 	root.AddCommand(newVersionCmd())
 	// Subcommands, one line each:
 	root.AddCommand(newLabCmd())
