@@ -49,3 +49,31 @@ func cleanOwn(t *testing.T, names ...string) []string {
 	}
 	return removed
 }
+
+// A lab namespace gets a TCP hash of its own (childEhashEntries buckets), so
+// that the sampler's inet_diag dumps do not walk the host's table; the
+// host's sysctl that sizes children is left as it was.
+func TestNetnsOwnTCPHash(t *testing.T) {
+	nettest.RequireRoot(t)
+	const key = "net.ipv4.tcp_child_ehash_entries"
+	host, err := readSysctls("", []string{key})
+	if err != nil || host[key] == "" {
+		t.Skipf("kernel without %s (before 6.1): %v", key, err)
+	}
+	name := newPrefix() + "-hash"
+	if err := createNetns(name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = deleteNetns(name) })
+	got, err := readSysctls(name, []string{"net.ipv4.tcp_ehash_entries"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprint(childEhashEntries); got["net.ipv4.tcp_ehash_entries"] != want {
+		t.Fatalf("namespace's tcp_ehash_entries %q, want %s (its own hash)", got["net.ipv4.tcp_ehash_entries"], want)
+	}
+	after, _ := readSysctls("", []string{key})
+	if after[key] != host[key] {
+		t.Fatalf("host's %s changed from %s to %s", key, host[key], after[key])
+	}
+}
