@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
+	"github.com/coopcc/coopcc/internal/ktime"
 	"golang.org/x/sys/unix"
 )
 
@@ -285,15 +286,6 @@ func (d *Datapath) Delete(dst netip.Addr) error {
 	return nil
 }
 
-// monotonicNow returns CLOCK_MONOTONIC in ns, the clock of bpf_ktime_get_ns.
-func monotonicNow() (uint64, error) {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
-		return 0, fmt.Errorf("read CLOCK_MONOTONIC: %w", err)
-	}
-	return uint64(ts.Nano()), nil
-}
-
 // Heartbeat refreshes the lease: bounds stay in force for Lease from now.
 func (d *Datapath) Heartbeat() error {
 	d.mu.RLock()
@@ -301,7 +293,7 @@ func (d *Datapath) Heartbeat() error {
 	if d.closed {
 		return errors.New("heartbeat: datapath is closed")
 	}
-	now, err := monotonicNow()
+	now, err := ktime.Now()
 	if err != nil {
 		return err
 	}

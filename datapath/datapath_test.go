@@ -13,6 +13,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
+	"github.com/coopcc/coopcc/internal/ktime"
 	"github.com/coopcc/coopcc/internal/nettest"
 )
 
@@ -697,7 +698,7 @@ func sockopsDeadByID(t *testing.T, id ebpf.ProgramID, ahead uint64) bool {
 		t.Fatalf("dead helper's program not found: %v", err)
 	}
 	defer prog.Close()
-	now, _ := monotonicNow()
+	now, _ := ktime.Now()
 	if sockopsDead(prog, now) {
 		t.Error("a program whose lease just expired must not count as dead yet")
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
+	"github.com/coopcc/coopcc/internal/ktime"
 	"github.com/coopcc/coopcc/internal/nsenter"
 	"golang.org/x/sys/unix"
 )
@@ -188,7 +189,7 @@ func sockopsSpec(load func() (*ebpf.CollectionSpec, error), what, ns string) (*e
 // before its program is attached, so that no other instance takes it for
 // dead (detachStaleSockops).
 func primeHeartbeat(cfg *ebpf.Map, lease time.Duration) error {
-	now, err := monotonicNow()
+	now, err := ktime.Now()
 	if err == nil {
 		err = cfg.Put(uint32(0), &cubicCoopccConfig{HeartbeatNs: now, LeaseNs: uint64(lease)})
 	}
@@ -250,7 +251,7 @@ func detachStaleSockops(cgroupFD int) {
 	if err != nil {
 		return
 	}
-	now, err := monotonicNow()
+	now, err := ktime.Now()
 	if err != nil {
 		return
 	}

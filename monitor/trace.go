@@ -15,6 +15,7 @@ import (
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
 	"github.com/cilium/ebpf/rlimit"
+	"github.com/coopcc/coopcc/internal/ktime"
 	"github.com/coopcc/coopcc/internal/nsenter"
 	"golang.org/x/sys/unix"
 )
@@ -110,12 +111,12 @@ func NewTracer(opts Options) (*Tracer, error) {
 		t.objs.Close()
 		return nil, fmt.Errorf("open ring buffer: %w", err)
 	}
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+	mono, err := ktime.Now()
+	if err != nil {
 		t.Close()
-		return nil, fmt.Errorf("read CLOCK_MONOTONIC: %w", err)
+		return nil, err
 	}
-	t.monoOff = time.Duration(time.Now().UnixNano() - ts.Nano())
+	t.monoOff = time.Duration(time.Now().UnixNano() - int64(mono))
 	return t, nil
 }
 

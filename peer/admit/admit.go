@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/coopcc/coopcc/internal/ktime"
 )
 
 // Config sets the filter's budget for unknown sources.
@@ -106,12 +108,12 @@ func Attach(fd int, cfg Config) (*Filter, error) {
 // Admit marks a as known until TTL from now: every datagram from it is
 // queued. Call it for the source of each authenticated message.
 func (f *Filter) Admit(a netip.Addr) error {
-	until, err := monotonicNow()
+	until, err := ktime.Now()
 	if err != nil {
-		return err
+		return fmt.Errorf("admission filter: %w", err)
 	}
 	until += uint64(f.ttl.Nanoseconds())
-	if err := f.objs.CoopccKnown.Put(a.Unmap().WithZone("").As16(), until); err != nil {
+	if err := f.objs.CoopccKnown.Put(key(a), until); err != nil {
 		return fmt.Errorf("admission filter: admit %v: %w", a, err)
 	}
 	return nil
@@ -120,10 +122,10 @@ func (f *Filter) Admit(a netip.Addr) error {
 // Known reports whether a is known now.
 func (f *Filter) Known(a netip.Addr) bool {
 	var until uint64
-	if err := f.objs.CoopccKnown.Lookup(a.Unmap().WithZone("").As16(), &until); err != nil {
+	if err := f.objs.CoopccKnown.Lookup(key(a), &until); err != nil {
 		return false
 	}
-	now, err := monotonicNow()
+	now, err := ktime.Now()
 	return err == nil && until > now
 }
 
@@ -145,11 +147,6 @@ func (f *Filter) Close() error {
 	return f.objs.Close()
 }
 
-// monotonicNow is bpf_ktime_get_ns's clock.
-func monotonicNow() (uint64, error) {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
-		return 0, fmt.Errorf("admission filter: clock: %w", err)
-	}
-	return uint64(ts.Nano()), nil
-}
+// key is the filter's map key of a: 16 bytes, IPv4 as ::ffff:a.b.c.d, no
+// zone (bpf/peer_admit.c reads the packet's source address so).
+func key(a netip.Addr) [16]byte { return a.Unmap().WithZone("").As16() }
