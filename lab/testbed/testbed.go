@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -163,39 +164,87 @@ func (tb *Testbed) ConnectVeth() error {
 	return tb.addressAll()
 }
 
-// addressAll gives every node's interface its address and brings it up.
+// addressAll gives every node's interface its address and brings it up,
+// then writes every other node's link-layer address into its neighbour table
+// as a permanent entry. Without that, a terminal that starts while the AP's
+// queue holds seconds of ACKs cannot resolve the server (ARP gives up after
+// 3 tries 1 s apart): "No route to host". The papers' terminals were
+// associated and connected before they measured.
 func (tb *Testbed) addressAll() error {
-	for _, nd := range tb.Nodes() {
-		if err := addressIface(nd); err != nil {
+	nodes := tb.Nodes()
+	macs := make([]net.HardwareAddr, len(nodes))
+	for i, nd := range nodes {
+		mac, err := addressIface(nd)
+		if err != nil {
+			return err
+		}
+		macs[i] = mac
+	}
+	for i, nd := range nodes {
+		if err := addNeighbours(nd, nodes, macs, i); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func addressIface(nd Node) error {
-	ns, err := netns.GetFromName(nd.Netns)
+// withHandle runs fn with a netlink handle in namespace ns.
+func withHandle(ns string, fn func(*netlink.Handle) error) error {
+	nsh, err := netns.GetFromName(ns)
 	if err != nil {
-		return fmt.Errorf("open namespace %s: %w", nd.Netns, err)
+		return fmt.Errorf("open namespace %s: %w", ns, err)
 	}
-	defer ns.Close()
-	h, err := netlink.NewHandleAt(ns)
+	defer nsh.Close()
+	h, err := netlink.NewHandleAt(nsh)
 	if err != nil {
-		return fmt.Errorf("netlink in %s: %w", nd.Netns, err)
+		return fmt.Errorf("netlink in %s: %w", ns, err)
 	}
 	defer h.Close()
-	l, err := h.LinkByName(nd.Iface)
-	if err != nil {
-		return fmt.Errorf("find %s in %s: %w", nd.Iface, nd.Netns, err)
-	}
-	addr := &netlink.Addr{IPNet: netipToIPNet(netip.PrefixFrom(nd.Addr, 24))}
-	if err := h.AddrAdd(l, addr); err != nil {
-		return fmt.Errorf("address %s in %s: %w", nd.Iface, nd.Netns, err)
-	}
-	if err := h.LinkSetUp(l); err != nil {
-		return fmt.Errorf("set %s up in %s: %w", nd.Iface, nd.Netns, err)
-	}
-	return nil
+	return fn(h)
+}
+
+// addressIface addresses nd's interface, brings it up and returns its
+// link-layer address.
+func addressIface(nd Node) (net.HardwareAddr, error) {
+	var mac net.HardwareAddr
+	err := withHandle(nd.Netns, func(h *netlink.Handle) error {
+		l, err := h.LinkByName(nd.Iface)
+		if err != nil {
+			return fmt.Errorf("find %s in %s: %w", nd.Iface, nd.Netns, err)
+		}
+		addr := &netlink.Addr{IPNet: netipToIPNet(netip.PrefixFrom(nd.Addr, 24))}
+		if err := h.AddrAdd(l, addr); err != nil {
+			return fmt.Errorf("address %s in %s: %w", nd.Iface, nd.Netns, err)
+		}
+		if err := h.LinkSetUp(l); err != nil {
+			return fmt.Errorf("set %s up in %s: %w", nd.Iface, nd.Netns, err)
+		}
+		mac = l.Attrs().HardwareAddr
+		return nil
+	})
+	return mac, err
+}
+
+// addNeighbours adds a permanent neighbour entry in nodes[self]'s namespace
+// for every other node.
+func addNeighbours(nd Node, nodes []Node, macs []net.HardwareAddr, self int) error {
+	return withHandle(nd.Netns, func(h *netlink.Handle) error {
+		l, err := h.LinkByName(nd.Iface)
+		if err != nil {
+			return fmt.Errorf("find %s in %s: %w", nd.Iface, nd.Netns, err)
+		}
+		for j, other := range nodes {
+			if j == self || len(macs[j]) == 0 {
+				continue
+			}
+			n := &netlink.Neigh{LinkIndex: l.Attrs().Index, Family: netlink.FAMILY_V4,
+				State: netlink.NUD_PERMANENT, IP: other.Addr.AsSlice(), HardwareAddr: macs[j]}
+			if err := h.NeighSet(n); err != nil {
+				return fmt.Errorf("neighbour %s in %s: %w", other.Name, nd.Netns, err)
+			}
+		}
+		return nil
+	})
 }
 
 // StartEmu starts the emulator (argv built by the caller) and waits until

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/coopcc/coopcc/internal/nettest"
+	"github.com/vishvananda/netlink"
 )
 
 // TestTestbedVeth builds a two-station testbed over veth, sets and reads
@@ -30,6 +32,8 @@ func TestTestbedVeth(t *testing.T) {
 		t.Fatal(err)
 	}
 	sta1, srv := tb.Stations[0], tb.Server
+	checkPermanentNeighbour(t, sta1, srv)
+	checkPermanentNeighbour(t, srv, tb.Stations[1])
 	if err := tb.SetSysctls(sta1, [][2]string{{"net.ipv4.tcp_congestion_control", "bbr"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -83,6 +87,43 @@ func TestTestbedVeth(t *testing.T) {
 	}
 	if syscall.Kill(pid, 0) == nil {
 		t.Errorf("iperf3 server %d still runs after Close", pid)
+	}
+}
+
+// checkPermanentNeighbour fails unless nd's neighbour table holds a
+// permanent entry for other's address with other's link-layer address.
+func checkPermanentNeighbour(t *testing.T, nd, other Node) {
+	t.Helper()
+	var mac net.HardwareAddr
+	if err := withHandle(other.Netns, func(h *netlink.Handle) error {
+		l, err := h.LinkByName(other.Iface)
+		if err == nil {
+			mac = l.Attrs().HardwareAddr
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := withHandle(nd.Netns, func(h *netlink.Handle) error {
+		l, err := h.LinkByName(nd.Iface)
+		if err != nil {
+			return err
+		}
+		neighs, err := h.NeighList(l.Attrs().Index, netlink.FAMILY_V4)
+		if err != nil {
+			return err
+		}
+		for _, n := range neighs {
+			if n.IP.Equal(other.Addr.AsSlice()) {
+				if n.State&netlink.NUD_PERMANENT == 0 || n.HardwareAddr.String() != mac.String() {
+					return fmt.Errorf("%s's entry for %s: state %#x, %s (want permanent, %s)", nd.Name, other.Name, n.State, n.HardwareAddr, mac)
+				}
+				return nil
+			}
+		}
+		return fmt.Errorf("%s has no neighbour entry for %s (%s)", nd.Name, other.Name, other.Addr)
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
 
