@@ -80,7 +80,7 @@ type Agent struct {
 	last    tickState
 	counts  Counts
 	capab   float64 // best aggregate delivery rate seen while alone (B/s)
-	down    *downloads
+	ticks   *flowTicks
 
 	dpMu sync.Mutex // serialises datapath calls (tick vs. metrics scrape)
 	blog *boundLog  // which bound changes are logged (under dpMu)
@@ -101,6 +101,7 @@ type Counts struct {
 type tickState struct {
 	At        time.Time
 	Flows     []Flow     // managed flows
+	UpRates   []float64  // per flow: its upload rate (uploadRate; 0 unless active)
 	Downloads []FlowView // the downloads among them, as the policy saw them
 	Active    int
 	Peers     []PeerStatus
@@ -124,7 +125,7 @@ func New(cfg Config, deps Deps) (*Agent, error) {
 	if deps.IfaceAddrs == nil {
 		deps.IfaceAddrs = ifaceAddrs
 	}
-	a := &Agent{deps: deps, log: deps.Logger, applied: map[netip.Addr]DPBounds{}, down: newDownloads(), blog: newBoundLog()}
+	a := &Agent{deps: deps, log: deps.Logger, applied: map[netip.Addr]DPBounds{}, ticks: newFlowTicks(), blog: newBoundLog()}
 	if err := a.setConfig(cfg); err != nil {
 		return nil, err
 	}
@@ -261,12 +262,13 @@ func (a *Agent) Tick(now time.Time) {
 	active := 0
 	var agg float64
 	a.mu.Lock()
-	down := a.down.observe(now, flows)
+	ticks := a.ticks.observe(now, flows)
+	upRates := make([]float64, len(flows))
 	a.mu.Unlock()
 	pathMin := pathMinRTT(flows)
 	var downloads []FlowView
 	for i, f := range flows {
-		if d := down[i]; d.Rate > 0 {
+		if d := ticks[i]; d.Rate > 0 {
 			// A download: bounded through the window this host
 			// advertises, in the same budget as the uploads.
 			active++
@@ -277,18 +279,17 @@ func (a *Agent) Tick(now time.Time) {
 			continue
 		}
 		act := isActive(f)
-		if act {
-			active++
-			agg += float64(f.DeliveryRate)
-		}
 		// An idle flow delivers nothing now: TCP_INFO keeps its last
 		// delivery-rate sample (iperf3's control connection reports the
 		// rate of its setup exchange for the whole run), which as an
 		// app-limited demand took up to half of the terminal's share.
-		rate := float64(f.DeliveryRate)
-		if !act {
-			rate = 0
+		var rate float64
+		if act {
+			active++
+			rate = uploadRate(f, ticks[i])
+			agg += rate
 		}
+		upRates[i] = rate
 		view.Flows = append(view.Flows, FlowView{
 			Dst: f.Dst.Addr(), Cwnd: f.Cwnd, MSS: f.MSS, SRTT: f.SRTT, MinRTT: f.MinRTT,
 			DeliveryRate: rate, AppLimited: f.AppLimited || !act,
@@ -336,7 +337,7 @@ func (a *Agent) Tick(now time.Time) {
 	if n <= 1 && agg > a.capab {
 		a.capab = agg
 	}
-	a.last = tickState{At: now, Flows: flows, Downloads: downloads, Active: active, Peers: peers, N: n, Decision: dec, Reason: reason, Guard: gs}
+	a.last = tickState{At: now, Flows: flows, UpRates: upRates, Downloads: downloads, Active: active, Peers: peers, N: n, Decision: dec, Reason: reason, Guard: gs}
 	a.last.Own = a.ownStatusLocked(pol.Name())
 	a.last.TickTime = time.Since(start)
 	if !ok {

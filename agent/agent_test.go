@@ -324,11 +324,14 @@ func TestGuardOverridesPolicy(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	for i := range 12 { // 6 s: on window, then probe
 		// Control on gives 1 MB/s, off gives 2 MB/s: bounds cost 50 %.
+		// The agent measures an upload's rate by the bytes acknowledged
+		// since the previous tick (0.5 s).
+		rate := 1e6
 		if h.dp.bounds[dst1].Hi == 0 && i > 0 {
-			h.flows.flows[0].DeliveryRate = 2e6
-		} else {
-			h.flows.flows[0].DeliveryRate = 1e6
+			rate = 2e6
 		}
+		h.flows.flows[0].DeliveryRate = uint64(rate)
+		h.flows.flows[0].BytesAcked += uint64(rate / 2)
 		h.a.Tick(t0.Add(time.Duration(i) * 500 * time.Millisecond))
 	}
 	st := h.a.Status()

@@ -28,14 +28,16 @@ func (a *Agent) ownStatusLocked(polName string) PeerStatus {
 	var srtt time.Duration
 	perDst := map[netip.Addr]int{}
 	appLimited := true
-	for _, f := range a.last.Flows {
+	for i, f := range a.last.Flows {
 		s.Demand += uint64(f.NotSent)
 		if !isActive(f) {
 			continue
 		}
 		s.ActiveFlows++
 		s.Cwnd += f.Cwnd
-		s.DeliveryRate += f.DeliveryRate
+		if i < len(a.last.UpRates) {
+			s.DeliveryRate += uint64(a.last.UpRates[i])
+		}
 		srtt += f.SRTT
 		appLimited = appLimited && f.AppLimited
 		perDst[f.Dst.Addr()]++
