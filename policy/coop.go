@@ -76,6 +76,9 @@ type CoopParams struct {
 	OffAfter         time.Duration `toml:"off_after" json:"off_after,omitempty"`
 	OffFor           time.Duration `toml:"off_for" json:"off_for,omitempty"`
 	DisableSwitchOff bool          `toml:"disable_switch_off" json:"disable_switch_off,omitempty"`
+	// DisableQueueProbe keeps the queue per contender at QueueSegments
+	// instead of learning it (coop_probe.go).
+	DisableQueueProbe bool `toml:"disable_queue_probe" json:"disable_queue_probe,omitempty"`
 }
 
 // Defaults returns c with every zero field replaced by its default.
@@ -182,6 +185,9 @@ type coop struct {
 	// evaluation, half-life 69 s at 0.5 s), restored when coop competes.
 	comp     compete
 	peakRate float64
+	// probe learns the queue per contender the medium needs
+	// (coop_probe.go).
+	probe queueProbe
 }
 
 func newCoop(p Params) *coop {
@@ -228,7 +234,7 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 	if capRef == 0 {
 		capRef = g.measured
 	}
-	dStar := targetQueue(cp, g, mss, capRef) // s
+	dStar := targetQueue(cp, g, mss, capRef, c.probe.current(cp)) // s
 	targetRatio := (g.rbar + dStar) / g.rbar
 	inflated := g.d >= dStar
 
@@ -262,13 +268,20 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 	case update:
 		c.capacity, gain = nextCapacity(cp, g, c.capacity, dStar, mss, c.comp.hold())
 	}
+	segsBefore := c.probe.current(cp)
+	probeNote := c.observeProbe(v.Now, g, mss, dStar, update)
+	if c.probe.current(cp) != segsBefore {
+		// A new target moves the queue by itself: the elasticity test
+		// starts again from the queue as it is.
+		c.comp.restartEpisode()
+	}
 	// The windows use the target for the new estimate; while the
 	// elasticity test runs they are sized for the queue as it is: the probe
 	// is a cut of a third of what is in flight, not a slam to the target's
 	// window (4× at 256 ms behind a second of someone else's queue, 100× at
 	// 4 ms), and a queue of the group then drains with the windows
 	// following it down (coop_compete.go).
-	dStar = targetQueue(cp, g, mss, c.capacity)
+	dStar = targetQueue(cp, g, mss, c.capacity, c.probe.current(cp))
 	windowQueue := dStar
 	if c.comp.open() {
 		windowQueue = max(dStar, g.d)
@@ -281,8 +294,35 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 	if inflated {
 		state = "inflated"
 	}
-	return decision(per, fmt.Sprintf("coop: %d terminals (%d peers), capacity %.0f B/s (measured %.0f, gain %.3f), ratio %.2f %s (target %.2f; base %v, queue %v, target queue %v), share %.0f B/s; %s",
-		len(g.terms), g.peers, c.capacity, g.measured, gain, g.ratio(), state, targetRatio, seconds(g.rbar), seconds(g.d), seconds(dStar), share, boundsReason(gs, per, targets)))
+	if probeNote != "" {
+		probeNote = "; " + probeNote
+	}
+	return decision(per, fmt.Sprintf("coop: %d terminals (%d peers), capacity %.0f B/s (measured %.0f, gain %.3f), ratio %.2f %s (target %.2f; base %v, queue %v, target queue %v at %.0f segments per contender), share %.0f B/s; %s%s",
+		len(g.terms), g.peers, c.capacity, g.measured, gain, g.ratio(), state, targetRatio, seconds(g.rbar), seconds(g.d), seconds(dStar), c.probe.current(cp), share, boundsReason(gs, per, targets), probeNote))
+}
+
+// observeProbe feeds the queue probe (coop_probe.go) one periodic
+// evaluation. The group is at its own working point while the capacity is
+// measured and its queue is within probeQueueSpan × OffRatio of the target
+// the windows were sized for. The span is wide because every terminal must
+// reach the same answer from slightly different views: on an aggregating
+// medium the queue of two segments per contender sits at 2–5 × its target
+// (the delay of a round of small aggregates), and a bound near that made
+// one terminal of four probe alone (lab, heterogeneous). Hosts without
+// coopcc queue hundreds of milliseconds, far beyond. A probe is worth making
+// when it moves d* by a quarter or more.
+func (c *coop) observeProbe(now time.Time, g group, mss, sized float64, update bool) string {
+	cp := c.p.Coop
+	if !update || cp.DisableQueueProbe {
+		return ""
+	}
+	eligible := c.capacity > 0 && g.d <= probeQueueSpan*cp.OffRatio*sized
+	now0 := targetQueue(cp, g, mss, c.capacity, c.probe.learned(cp))
+	bites := func(s float64) bool {
+		d := targetQueue(cp, g, mss, c.capacity, s)
+		return d >= 1.25*now0 || d <= 0.8*now0
+	}
+	return c.probe.observe(cp, now, c.p.EvalInterval, len(g.terms), g.measured, eligible, bites)
 }
 
 // switchOff runs the elasticity test (coop_compete.go): while competitive
@@ -304,7 +344,15 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 	if c.capacity > 0 {
 		effective = max(c.capacity, floor)
 	}
-	if why := c.comp.observe(now, cp, len(g.terms), g.d, dStar, g.rbar, effective, floor, g.measured); why != "" {
+	widen := func(d float64) bool {
+		if cp.DisableQueueProbe {
+			return false
+		}
+		return c.probe.widen(cp, func(s float64) bool {
+			return cp.OffRatio*targetQueue(cp, g, mss, effective, s) >= d
+		})
+	}
+	if why := c.comp.observe(now, cp, len(g.terms), g.d, dStar, g.rbar, effective, floor, g.measured, widen); why != "" {
 		c.capacity = 0
 		return c.restore(gs, why), true
 	}
@@ -386,7 +434,7 @@ func (c *coop) restore(gs []dstGroup, why string) Decision {
 
 func (c *coop) reset() {
 	c.tick = cadence{}
-	c.comp, c.peakRate = compete{}, 0
+	c.comp, c.peakRate, c.probe = compete{}, 0, queueProbe{}
 	c.capacity = 0
 	c.last = Decision{}
 	clear(c.rateMem)

@@ -54,7 +54,7 @@ func TestTargetQueueFloorIsQueueSegmentsPerContender(t *testing.T) {
 		{rbar: 0.256, capacity: 3e6, n: 10, floorBinds: false}, // 38 ms > 10.6 ms
 	} {
 		g := group{terms: make([]terminal, tc.n), rbar: tc.rbar}
-		dq := targetQueue(cp, g, mss, tc.capacity)
+		dq := targetQueue(cp, g, mss, tc.capacity, float64(cp.QueueSegments))
 		relative := (cp.TargetRatio - 1) * tc.rbar
 		if !tc.floorBinds {
 			if dq != relative {
@@ -72,7 +72,7 @@ func TestTargetQueueFloorIsQueueSegmentsPerContender(t *testing.T) {
 			t.Errorf("R̄ %v n %d: d* %v not above the relative target %v", tc.rbar, tc.n, dq, relative)
 		}
 	}
-	if dq, want := targetQueue(cp, group{terms: make([]terminal, 3), rbar: 0.004}, mss, 0), (cp.TargetRatio-1)*0.004; dq != want {
+	if dq, want := targetQueue(cp, group{terms: make([]terminal, 3), rbar: 0.004}, mss, 0, float64(cp.QueueSegments)), (cp.TargetRatio-1)*0.004; dq != want {
 		t.Errorf("no capacity: d* %v, want the relative target %v alone", dq, want)
 	}
 }

@@ -1,0 +1,292 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// queueProbe learns how much queue per contender of the medium the path
+// needs: the QueueSegments term of the target queue d* (targetQueue).
+//
+// Two segments per contender (one delayed-ACK pair) is what a medium that
+// sends one frame per access needs. A medium that aggregates (802.11n/ac
+// A-MPDU, up to 64 frames per access) serves a station's whole queue in one
+// access: with two segments queued each access carries two frames, and the
+// fixed cost of an access (contention, preamble, block ack) dominates. In the
+// lab (heterogeneous preset, 4 terminals on 802.11ac, 4 ms, 100 Mbit/s wired)
+// coop held 62 Mbit/s at d* 1.2 ms and 90 at 8 ms, where CUBIC got 93 with
+// ten times the RTT. How much more queue pays depends on the PHY, the rates
+// and the number of stations, so it is measured, not configured: the
+// throughput-versus-queue knee, found by hill climbing (as BBR probes for
+// bandwidth, but along the queue axis).
+//
+// Time is cut into epochs of ProbeEpochTicks evaluations, aligned to the
+// wall clock so that every terminal of the group probes at the same moment
+// (the group's delivery is what is measured, and one terminal's queue
+// alone changes little of it). In an epoch that probes, the first half runs
+// at the probe's segments and the rest at the current ones; the group's
+// delivery over the probe's last 1.5 s (settled) is compared with that of
+// the last 1.5 s of the epoch before (the current value, settled). Every
+// terminal sees the same group sums, so they mostly reach the same verdicts
+// (where one does not, its next probe or the law brings it back):
+//   - up (×ProbeUp): adopted when the delivery rose by UpGain or more, and
+//     by twice the standard error of the difference; the next epoch probes
+//     up again. Steps of ×4 keep the effect of a step above the noise of a
+//     few seconds of delivery (±10 % per tick in the lab; ×2 steps were
+//     rejected by noise where they gained);
+//   - down (÷ProbeDown, not below QueueSegments): adopted when the delivery
+//     fell by less than DownLoss; the next epoch probes down again.
+//
+// Each working point is probed upwards once (the first in a group of a new
+// size, and after every change of the learned value); after a failed
+// up-probe, the next is only made when there is throughput to gain: when the
+// group's delivery is more than UpGain below the best it delivered since its
+// size last changed (a slowly decaying maximum of the smoothed delivery,
+// which includes the uncontrolled start, when the kernel's CUBIC fills every
+// queue). Where the medium gains nothing from queue (802.11g: one frame per
+// access) that is one probe of two seconds per change of the group. A failed probe
+// waits 1, 2, 4 … ProbeMaxWait epochs before the next (any success resets
+// it), and up and down alternate. A probe is only made where
+// it changes d* by a quarter or more: where the relative target (ρ*−1)·R̄
+// already leaves more queue than the probe asks for (long paths), there is
+// nothing to learn and nothing is spent. Nothing is probed before the
+// capacity is measured; a tick whose queue is above OffRatio × the target
+// (hosts without coopcc, a transient) voids the epoch's probe, and a change
+// of the group's size starts the measurement again (the value is kept).
+type queueProbe struct {
+	segs    float64 // learned segments per contender; 0 = QueueSegments
+	epoch   int64   // index of the epoch of the last observation
+	dir     int     // probe of this epoch: +1 up, −1 down, 0 none
+	decided bool    // this epoch's probe has been judged
+	next    int     // direction of the next probe (+1 or −1; 0 = up)
+	wait    int     // epochs still to skip before the next probe
+	backoff int     // the wait after the next failure
+	n       int     // group size the samples belong to
+	smooth  float64 // EWMA of the group's delivery, B/s
+	best    float64 // decaying maximum of smooth, B/s
+	triedUp bool    // an up-probe failed at the learned value
+	widened bool    // widen has been used in this group
+	whole   bool    // this epoch has been observed from its start, every tick at the working point
+	base    []float64
+	probe   []float64
+	tail    []float64
+}
+
+// The phases of an epoch, in evaluations: the probe's windows settle (its
+// own queue builds, and the peers' reports, up to a status interval and a
+// monitor tick late, catch up), then probeMeasure evaluations are compared
+// with the last probeMeasure of the epoch before.
+const (
+	probeSettle  = 2
+	probeMeasure = 3
+	probeEnd     = probeSettle + probeMeasure
+)
+
+// probeQueueSpan × OffRatio × the target is the largest queue at which the
+// group probes (coop.observeProbe).
+const probeQueueSpan = 4
+
+// Hill-climbing constants of the queue probe (controller constants; the
+// thresholds are against the group's measured delivery).
+const (
+	ProbeEpochTicks = 10   // evaluations per epoch (5 s at 0.5 s)
+	ProbeUp         = 4.0  // an up-probe multiplies the segments by this
+	ProbeDown       = 2.0  // a down-probe divides them by this
+	ProbeUpGain     = 0.05 // an up-probe is adopted for this delivery gain
+	ProbeDownLoss   = 0.02 // a down-probe is adopted for a loss under this
+	ProbeMaxWait    = 8    // the longest wait after failures, epochs
+	// ProbeSmooth is the weight of a new delivery sample in the smoothed
+	// delivery; ProbeBestDecay the best's decay per evaluation (half-life
+	// 69 evaluations, 35 s at 0.5 s).
+	ProbeSmooth    = 0.3
+	ProbeBestDecay = 0.99
+	// ProbeMaxSegments bounds the learned queue per contender: 4 × the
+	// largest 802.11ac aggregate (64 MPDUs).
+	ProbeMaxSegments = 256
+)
+
+// current returns the segments per contender the windows use now: the
+// probe's during the first half of a probing epoch, the learned ones
+// otherwise.
+func (q *queueProbe) current(cp CoopParams) float64 {
+	s := q.learned(cp)
+	if q.dir != 0 && !q.decided {
+		return q.probeValue(cp, q.dir)
+	}
+	return s
+}
+
+func (q *queueProbe) learned(cp CoopParams) float64 {
+	return max(q.segs, float64(cp.QueueSegments))
+}
+
+func (q *queueProbe) probeValue(cp CoopParams, dir int) float64 {
+	s := q.learned(cp)
+	if dir > 0 {
+		return min(s*ProbeUp, ProbeMaxSegments)
+	}
+	return max(s/ProbeDown, float64(cp.QueueSegments))
+}
+
+// observe feeds one periodic evaluation at now (period: the evaluation
+// interval) with the group's size n and delivery (B/s). eligible is false
+// while the group is not at its own working point (capacity not measured,
+// or a queue far above the target: someone else's, or a transient). bites reports whether d* with s segments per
+// contender differs enough from d* now to be worth a probe. It returns a
+// note when a probe was judged.
+func (q *queueProbe) observe(cp CoopParams, now time.Time, period time.Duration, n int, delivery float64, eligible bool, bites func(s float64) bool) string {
+	epochLen := int64(ProbeEpochTicks) * int64(period)
+	if epochLen <= 0 {
+		return ""
+	}
+	t := now.UnixNano()
+	e, phase := t/epochLen, t%epochLen
+	if n != q.n {
+		q.restart(n, e)
+	}
+	if delivery > 0 {
+		if q.smooth == 0 {
+			q.smooth = delivery
+		}
+		q.smooth += ProbeSmooth * (delivery - q.smooth)
+		q.best = max(q.best*ProbeBestDecay, q.smooth)
+	}
+	if e != q.epoch {
+		q.startEpoch(cp, e, bites)
+	}
+	if !eligible || !(delivery > 0) {
+		// A tick that is not the group's own working point voids this
+		// epoch's probe (no verdict, no wait) and its baseline.
+		q.dir, q.tail, q.whole = 0, nil, false
+		return ""
+	}
+	var note string
+	switch {
+	case phase < probeSettle*int64(period):
+	case phase < probeEnd*int64(period):
+		if q.dir != 0 {
+			q.probe = append(q.probe, delivery)
+		}
+	default:
+		if q.dir != 0 && !q.decided {
+			note = q.judge(cp)
+		}
+		if phase >= (ProbeEpochTicks-probeMeasure)*int64(period) {
+			q.tail = append(q.tail, delivery)
+		}
+	}
+	return note
+}
+
+// restart drops the samples: the group changed.
+func (q *queueProbe) restart(n int, e int64) {
+	q.n, q.epoch, q.dir, q.decided, q.smooth, q.best, q.triedUp, q.widened, q.whole = n, e, 0, false, 0, 0, false, false, false
+	q.base, q.probe, q.tail = nil, nil, nil
+}
+
+// startEpoch begins epoch e: the end of the epoch before becomes the
+// baseline if that whole epoch was at the group's working point (not the
+// epoch in which the group formed or coop took over from the uncontrolled
+// start, whose delivery is a transient), and a probe is chosen unless one is
+// waiting.
+func (q *queueProbe) startEpoch(cp CoopParams, e int64, bites func(s float64) bool) {
+	q.base = nil
+	if e == q.epoch+1 && q.whole && len(q.tail) > 0 {
+		q.base = q.tail
+	}
+	q.epoch, q.tail, q.probe, q.dir, q.decided, q.whole = e, nil, nil, 0, false, true
+	if len(q.base) == 0 {
+		return
+	}
+	if q.wait > 0 {
+		q.wait--
+		return
+	}
+	dir := q.next
+	if dir == 0 {
+		dir = 1
+	}
+	gain := !q.triedUp || mean(q.base) < (1-ProbeUpGain)*q.best
+	for _, d := range []int{dir, -dir} {
+		if d > 0 && !gain {
+			continue
+		}
+		if s := q.probeValue(cp, d); s != q.learned(cp) && bites(s) {
+			q.dir = d
+			return
+		}
+	}
+}
+
+// widen adopts the up-probe's segments without measuring them, when covers
+// says that their target queue would account for the queue the elasticity
+// test found inelastic (coop_compete.go): on an aggregating medium a round
+// of small aggregates keeps its delay whatever the windows, like someone
+// else's queue would; a larger working point is tried before coop gives up
+// its bounds. A queue no learnable target covers (a loss-based host's
+// seconds) is left to the test, and so is every verdict after the first in
+// a group of this size: a loss-based host's queue grows step by step, and
+// widening each time would chase it. The up- and down-probes confirm or
+// take back what was widened. It reports whether it widened.
+func (q *queueProbe) widen(cp CoopParams, covers func(s float64) bool) bool {
+	s := q.probeValue(cp, 1)
+	if q.widened || s <= q.learned(cp) || !covers(s) {
+		return false
+	}
+	q.segs, q.dir, q.decided, q.next, q.backoff, q.wait, q.triedUp, q.widened = s, 0, false, 1, 0, 0, false, true
+	return true
+}
+
+// judge compares the probe's delivery with the baseline and adopts or
+// rejects the probe.
+func (q *queueProbe) judge(cp CoopParams) string {
+	q.decided = true
+	if len(q.probe) == 0 {
+		return ""
+	}
+	ratio := mean(q.probe) / mean(q.base)
+	from, to := q.learned(cp), q.probeValue(cp, q.dir)
+	// An up-probe's gain must also stand out of the ticks' noise: twice the
+	// standard error of the difference of the two means. A down-probe
+	// adopted by chance costs delivery, which the up-probes then see.
+	se := math.Sqrt(sqErr(q.probe) + sqErr(q.base))
+	ok := ratio >= 1+ProbeUpGain && mean(q.probe)-mean(q.base) >= 2*se
+	if q.dir < 0 {
+		ok = ratio > 1-ProbeDownLoss
+	}
+	verdict := "rejected"
+	if ok {
+		q.segs, q.next, q.backoff, q.triedUp, verdict = to, q.dir, 0, false, "adopted"
+	} else {
+		q.triedUp = q.triedUp || q.dir > 0
+		q.next, q.wait = -q.dir, q.backoff
+		q.backoff = min(max(2*q.backoff, 1), ProbeMaxWait)
+	}
+	return fmt.Sprintf("queue probe %.0f → %.0f segments per contender: delivery ×%.3f (±%.3f), %s", from, to, ratio, 2*se/mean(q.base), verdict)
+}
+
+// sqErr is the squared standard error of the mean of xs (0 for fewer than
+// two samples).
+func sqErr(xs []float64) float64 {
+	if len(xs) < 2 {
+		return 0
+	}
+	m := mean(xs)
+	var v float64
+	for _, x := range xs {
+		v += (x - m) * (x - m)
+	}
+	return v / float64(len(xs)-1) / float64(len(xs))
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
