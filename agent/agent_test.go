@@ -86,6 +86,7 @@ func (p *memPeers) Counters() map[string]uint64 { return map[string]uint64{"ok":
 type nPolicy struct {
 	perDst netip.Addr
 	panics bool
+	queue  uint32 // Decision.QueueSegments
 	last   View
 }
 
@@ -96,7 +97,7 @@ func (p *nPolicy) Decide(v View) Decision {
 	}
 	p.last = v
 	n := 1 + len(v.Peers)
-	d := Decision{Active: len(v.Flows) > 0, Default: PBounds{Hi: uint32(30 / n)}, Reason: "30/N"}
+	d := Decision{Active: len(v.Flows) > 0, Default: PBounds{Hi: uint32(30 / n)}, Reason: "30/N", QueueSegments: p.queue}
 	if p.perDst.IsValid() {
 		d.PerDst = map[netip.Addr]PBounds{p.perDst: {Lo: 2, Hi: 5}}
 	}

@@ -116,3 +116,19 @@ func TestUploadRateIsGoodputBetweenTicks(t *testing.T) {
 		t.Fatalf("own status delivery rate %d, want the goodput 5e6", own.DeliveryRate)
 	}
 }
+
+// The queue per contender a policy advertises goes into the own status (TLV
+// 15), and the peers' reach the policy.
+func TestQueueSegmentsAdvertisedAndHeard(t *testing.T) {
+	h := newHarness(t, nil)
+	h.pol.queue = 32
+	h.flows.flows = []Flow{flow("10.77.9.1:40000", "10.77.9.254:5201", 40)}
+	h.peers.live = []PeerStatus{{ActiveFlows: 1, QueueSegments: 8}}
+	h.a.Tick(time.Unix(1_700_000_000, 0))
+	if own := h.a.OwnStatus(); own.QueueSegments != 32 {
+		t.Fatalf("own status queue segments %d, want the policy's 32", own.QueueSegments)
+	}
+	if ps := h.pol.last.Peers; len(ps) != 1 || ps[0].QueueSegments != 8 {
+		t.Fatalf("peers as the policy saw them: %+v, want queue segments 8", ps)
+	}
+}

@@ -60,6 +60,7 @@ func (a *Agent) ownStatusLocked(polName string) PeerStatus {
 	b := a.mostAppliedLocked(perDst)
 	s.Lo, s.Hi = b.Lo, b.Hi
 	s.Policy = polName
+	s.QueueSegments = a.last.Decision.QueueSegments
 	a.addDownloadsLocked(&s)
 	return s
 }
@@ -242,7 +243,7 @@ func peerView(p PeerStatus) PeerView {
 	v := PeerView{
 		ActiveFlows: int(p.ActiveFlows) + int(p.DownFlows), SRTT: p.SRTT, MinRTT: p.MinRTT,
 		DeliveryRate: float64(p.DeliveryRate) + float64(p.DownRate), Demand: p.Demand, AppLimited: p.AppLimited,
-		Capability: float64(p.Capability), Lo: p.Lo, Hi: p.Hi,
+		Capability: float64(p.Capability), Lo: p.Lo, Hi: p.Hi, QueueSegments: p.QueueSegments,
 	}
 	if p.DownFlows > 0 {
 		v.AppLimited = false

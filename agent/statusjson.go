@@ -31,6 +31,8 @@ type PeerReport struct {
 	DownRate   uint64 `json:"down_rate_Bps,omitempty"`
 	DownSRTTUs *int64 `json:"down_srtt_us,omitempty"`
 	RcvHi      uint32 `json:"rcv_hi,omitempty"` // receive-window bound, segments
+	// The queue per contender coop has learned (absent when none).
+	QueueSegments uint32 `json:"queue_segments,omitempty"`
 }
 
 // peerReport converts a peer status (self when self is true).
@@ -38,7 +40,8 @@ func peerReport(s PeerStatus, self bool) PeerReport {
 	r := PeerReport{Sender: "self", ActiveFlows: s.ActiveFlows, Cwnd: s.Cwnd, SRTTUs: usOrNil(s.SRTT),
 		MinRTTUs: usOrNil(s.MinRTT), DeliveryRate: s.DeliveryRate, DemandBytes: s.Demand, AppLimited: s.AppLimited,
 		Capability: s.Capability, Lo: s.Lo, Hi: s.Hi, Policy: s.Policy,
-		DownFlows: s.DownFlows, DownRate: s.DownRate, DownSRTTUs: usOrNil(s.DownSRTT), RcvHi: s.RcvHi}
+		DownFlows: s.DownFlows, DownRate: s.DownRate, DownSRTTUs: usOrNil(s.DownSRTT), RcvHi: s.RcvHi,
+		QueueSegments: s.QueueSegments}
 	if !self {
 		r.Sender = SenderID(s.Sender)
 		r.Seq = s.Seq

@@ -101,6 +101,10 @@ func generateVectors(t *testing.T) vectorFile {
 	bye := full
 	bye.Seq, bye.Leaving, bye.AppLimited, bye.Policy = 2, true, true, "hayakawa2016"
 	unknown := reseal(c, append(body(enc(full)), 0xc8, 3, 'x', 'y', 'z'))
+	queue := full
+	queue.Seq, queue.QueueSegments = 3, 32
+	queueMax := queue
+	queueMax.QueueSegments = MaxQueueSegments
 	clampIn := full
 	clampIn.MinRTT = 50 * time.Millisecond
 	clampMsg := enc(clampIn)
@@ -142,6 +146,7 @@ func generateVectors(t *testing.T) vectorFile {
 			{Name: "idle terminal, all zero, no policy", Encodes: true, MessageHex: hex.EncodeToString(enc(idle)), Fields: toFields(idle)},
 			{Name: "goodbye (flag 0x01), app-limited", Encodes: true, MessageHex: hex.EncodeToString(enc(bye)), Fields: toFields(bye)},
 			{Name: "uploads and a download (TLVs 11-14)", Note: "download TLVs after the policy: 0b down flows, 0c down rate, 0d down srtt, 0e receive bound", Encodes: true, MessageHex: hex.EncodeToString(enc(down)), Fields: toFields(down)},
+			{Name: "learned queue per contender (TLV 15)", Note: "TLV 0f 04 00000020 after the policy", Encodes: true, MessageHex: hex.EncodeToString(enc(queue)), Fields: toFields(queue)},
 			{Name: "unknown TLV 200 skipped", Note: "TLV c8 03 78797a appended before the tag", MessageHex: hex.EncodeToString(unknown), Fields: toFields(full)},
 			{Name: "min RTT above srtt is clamped to srtt", Note: "min_rtt on the wire is 50000 us", MessageHex: hex.EncodeToString(clampMsg), Fields: toFields(clampOut)},
 		},
@@ -163,6 +168,11 @@ func generateVectors(t *testing.T) vectorFile {
 				binary.BigEndian.PutUint32(b[HeaderSize+59:], 61)
 				return reseal(c, b)
 			}), Reason: OutOfRange.String()},
+			{Name: "queue per contender 65536", MessageHex: hex.EncodeToString(func() []byte {
+				b := body(enc(queueMax))
+				binary.BigEndian.PutUint32(b[len(b)-4:], MaxQueueSegments+1) // TLV 15 is the last
+				return reseal(c, b)
+			}()), Reason: OutOfRange.String()},
 			{Name: "oversized (513 bytes)", MessageHex: hex.EncodeToString(bytes.Repeat([]byte{0}, MaxMessageSize+1)), Reason: Oversized.String()},
 		},
 	}

@@ -45,17 +45,23 @@ const (
 	TLVDownRate  = 12 // u64: aggregate receive rate of those downloads, bytes/s
 	TLVDownSRTT  = 13 // u32: receive-side smoothed RTT of those downloads, microseconds
 	TLVRcvHi     = 14 // u32: current receive-window bound, segments (0 = none)
+	// TLVQueueSegments (a compatible extension of version 1; senders omit
+	// it when 0): the queue per contender of the medium the sender's coop
+	// policy has learned to work at, segments, so that the group converges
+	// on one value (policy/coop_probe.go).
+	TLVQueueSegments = 15 // u32, 0..MaxQueueSegments
 )
 
 // Valid ranges (inclusive). A message with any field outside them is
 // rejected with OutOfRange; Status.Clamp brings a local status inside them.
 const (
-	MaxActiveFlows  = 65535
-	MaxCwnd         = 1_000_000 // segments
-	MaxRTT          = 60 * time.Second
-	MaxRate         = 12_500_000_000 // bytes/s = 100 Gbit/s
-	MaxDemand       = 1 << 40        // bytes (1 TiB)
-	MaxPolicyLength = 32
+	MaxActiveFlows   = 65535
+	MaxCwnd          = 1_000_000 // segments
+	MaxRTT           = 60 * time.Second
+	MaxRate          = 12_500_000_000 // bytes/s = 100 Gbit/s
+	MaxDemand        = 1 << 40        // bytes (1 TiB)
+	MaxPolicyLength  = 32
+	MaxQueueSegments = 65535
 )
 
 // Status is what a terminal tells its peers about itself.
@@ -80,6 +86,8 @@ type Status struct {
 	DownRate  uint64        // aggregate receive rate of the downloads, bytes/s
 	DownSRTT  time.Duration // receive-side smoothed RTT (µs resolution)
 	RcvHi     uint32        // receive-window bound, segments (0 = none)
+
+	QueueSegments uint32 // learned queue per contender, segments (0 = none)
 }
 
 // hasDownloads reports whether the download TLVs are sent.
@@ -122,6 +130,8 @@ func (s Status) Validate() error {
 		return fmt.Errorf("receive srtt %v outside [0, %v]", s.DownSRTT, MaxRTT)
 	case s.RcvHi > MaxCwnd:
 		return fmt.Errorf("receive bound %d > %d segments", s.RcvHi, MaxCwnd)
+	case s.QueueSegments > MaxQueueSegments:
+		return fmt.Errorf("queue per contender %d > %d segments", s.QueueSegments, MaxQueueSegments)
 	}
 	return validPolicy(s.Policy)
 }
@@ -160,6 +170,7 @@ func (s Status) Clamp() Status {
 	s.DownRate = min(s.DownRate, MaxRate)
 	s.DownSRTT = max(0, min(s.DownSRTT, MaxRTT)).Truncate(time.Microsecond)
 	s.RcvHi = min(s.RcvHi, MaxCwnd)
+	s.QueueSegments = min(s.QueueSegments, MaxQueueSegments)
 	if s.Hi != 0 && s.Lo > s.Hi {
 		s.Lo = s.Hi
 	}
@@ -258,6 +269,9 @@ func (c *Codec) AppendEncode(dst []byte, s Status) ([]byte, error) {
 		dst = appendU64(dst, TLVDownRate, s.DownRate)
 		dst = appendU32(dst, TLVDownSRTT, uint32(s.DownSRTT/time.Microsecond))
 		dst = appendU32(dst, TLVRcvHi, s.RcvHi)
+	}
+	if s.QueueSegments != 0 {
+		dst = appendU32(dst, TLVQueueSegments, s.QueueSegments)
 	}
 	total := len(dst) - start + TagSize
 	binary.BigEndian.PutUint16(dst[start+6:], uint16(total))
@@ -385,6 +399,8 @@ func parseTLVs(s *Status, b []byte) error {
 			s.DownSRTT = time.Duration(binary.BigEndian.Uint32(v)) * time.Microsecond
 		case TLVRcvHi:
 			s.RcvHi = binary.BigEndian.Uint32(v)
+		case TLVQueueSegments:
+			s.QueueSegments = binary.BigEndian.Uint32(v)
 		}
 	}
 	return nil
@@ -394,7 +410,7 @@ func parseTLVs(s *Status, b []byte) error {
 // variable-length type and -1 for an unknown type.
 func knownLen(typ byte) int {
 	switch typ {
-	case TLVActiveFlows, TLVCwnd, TLVSRTT, TLVMinRTT, TLVDownFlows, TLVDownSRTT, TLVRcvHi:
+	case TLVActiveFlows, TLVCwnd, TLVSRTT, TLVMinRTT, TLVDownFlows, TLVDownSRTT, TLVRcvHi, TLVQueueSegments:
 		return 4
 	case TLVDeliveryRate, TLVDemand, TLVCapability, TLVBounds, TLVDownRate:
 		return 8

@@ -269,6 +269,9 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 		c.capacity, gain = nextCapacity(cp, g, c.capacity, dStar, mss, c.comp.hold())
 	}
 	segsBefore := c.probe.current(cp)
+	if !cp.DisableQueueProbe {
+		c.probe.agree(cp, v.Now, c.p.EvalInterval, v.Peers)
+	}
 	probeNote := c.observeProbe(v.Now, g, mss, dStar, update)
 	if c.probe.current(cp) != segsBefore {
 		// A new target moves the queue by itself: the elasticity test
@@ -297,8 +300,12 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 	if probeNote != "" {
 		probeNote = "; " + probeNote
 	}
-	return decision(per, fmt.Sprintf("coop: %d terminals (%d peers), capacity %.0f B/s (measured %.0f, gain %.3f), ratio %.2f %s (target %.2f; base %v, queue %v, target queue %v at %.0f segments per contender), share %.0f B/s; %s%s",
+	d := decision(per, fmt.Sprintf("coop: %d terminals (%d peers), capacity %.0f B/s (measured %.0f, gain %.3f), ratio %.2f %s (target %.2f; base %v, queue %v, target queue %v at %.0f segments per contender), share %.0f B/s; %s%s",
 		len(g.terms), g.peers, c.capacity, g.measured, gain, g.ratio(), state, targetRatio, seconds(g.rbar), seconds(g.d), seconds(dStar), c.probe.current(cp), share, boundsReason(gs, per, targets), probeNote))
+	if !cp.DisableQueueProbe {
+		d.QueueSegments = uint32(c.probe.learned(cp))
+	}
+	return d
 }
 
 // observeProbe feeds the queue probe (coop_probe.go) one periodic
@@ -344,15 +351,7 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 	if c.capacity > 0 {
 		effective = max(c.capacity, floor)
 	}
-	widen := func(d float64) bool {
-		if cp.DisableQueueProbe {
-			return false
-		}
-		return c.probe.widen(cp, func(s float64) bool {
-			return cp.OffRatio*targetQueue(cp, g, mss, effective, s) >= d
-		})
-	}
-	if why := c.comp.observe(now, cp, len(g.terms), g.d, dStar, g.rbar, effective, floor, g.measured, widen); why != "" {
+	if why := c.comp.observe(now, cp, len(g.terms), g.d, dStar, g.rbar, effective, floor, g.measured); why != "" {
 		c.capacity = 0
 		return c.restore(gs, why), true
 	}

@@ -114,14 +114,7 @@ func (s *compete) ref() float64 {
 // the group's windows: a loss-based host that backs off by 30 % on a loss
 // lowers it for a while, but never to what the windows explain (Copa's
 // test: a queue of delay-based senders alone drains regularly).
-//
-// widen is asked last, with the queue d (s): on a medium that aggregates,
-// the delay of a round of small aggregates does not shrink with the windows
-// either (the medium slows down as much as the queue falls), so before
-// the verdict on a queue that has not grown since the episode began, coop
-// may take a larger working point instead (coop_probe.go); when widen does,
-// the test starts again.
-func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, capacity, floor, measured float64, widen func(d float64) bool) string {
+func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, capacity, floor, measured float64) string {
 	base := cp.OffFor
 	if s.offFor == 0 {
 		s.offFor = base
@@ -161,10 +154,6 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 	}
 	if d <= cp.OffRatio*explained && !cut {
 		s.since, s.d0, s.c0, s.m0 = now, d, capacity, measured
-		return ""
-	}
-	if widen != nil && d <= s.d0 && widen(d) {
-		s.since = time.Time{}
 		return ""
 	}
 	if !s.retriedAt.IsZero() { // inelastic again within an off period of the retry

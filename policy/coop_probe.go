@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -66,7 +67,6 @@ type queueProbe struct {
 	smooth  float64 // EWMA of the group's delivery, B/s
 	best    float64 // decaying maximum of smooth, B/s
 	triedUp bool    // an up-probe failed at the learned value
-	widened bool    // widen has been used in this group
 	whole   bool    // this epoch has been observed from its start, every tick at the working point
 	base    []float64
 	probe   []float64
@@ -81,11 +81,12 @@ const (
 	probeSettle  = 2
 	probeMeasure = 3
 	probeEnd     = probeSettle + probeMeasure
+	probeAgree   = probeEnd + 2
 )
 
 // probeQueueSpan × OffRatio × the target is the largest queue at which the
 // group probes (coop.observeProbe).
-const probeQueueSpan = 4
+const probeQueueSpan = 2
 
 // Hill-climbing constants of the queue probe (controller constants; the
 // thresholds are against the group's measured delivery).
@@ -181,7 +182,7 @@ func (q *queueProbe) observe(cp CoopParams, now time.Time, period time.Duration,
 
 // restart drops the samples: the group changed.
 func (q *queueProbe) restart(n int, e int64) {
-	q.n, q.epoch, q.dir, q.decided, q.smooth, q.best, q.triedUp, q.widened, q.whole = n, e, 0, false, 0, 0, false, false, false
+	q.n, q.epoch, q.dir, q.decided, q.smooth, q.best, q.triedUp, q.whole = n, e, 0, false, 0, 0, false, false
 	q.base, q.probe, q.tail = nil, nil, nil
 }
 
@@ -219,23 +220,39 @@ func (q *queueProbe) startEpoch(cp CoopParams, e int64, bites func(s float64) bo
 	}
 }
 
-// widen adopts the up-probe's segments without measuring them, when covers
-// says that their target queue would account for the queue the elasticity
-// test found inelastic (coop_compete.go): on an aggregating medium a round
-// of small aggregates keeps its delay whatever the windows, like someone
-// else's queue would; a larger working point is tried before coop gives up
-// its bounds. A queue no learnable target covers (a loss-based host's
-// seconds) is left to the test, and so is every verdict after the first in
-// a group of this size: a loss-based host's queue grows step by step, and
-// widening each time would chase it. The up- and down-probes confirm or
-// take back what was widened. It reports whether it widened.
-func (q *queueProbe) widen(cp CoopParams, covers func(s float64) bool) bool {
-	s := q.probeValue(cp, 1)
-	if q.widened || s <= q.learned(cp) || !covers(s) {
-		return false
+// agree makes the learned value the group's: the upper median of this
+// terminal's and of every peer's advertised value (PeerView.QueueSegments,
+// 0 = none), each clamped to [QueueSegments, ProbeMaxSegments]. Terminals
+// judge a probe from slightly different views (their own delivery now, the
+// peers' a report late) and near the threshold they differ: without this a
+// group split into two working points (one of four terminals at 16
+// segments, three at 32, in the lab), and the windows of the lower ones
+// fought the higher ones' queue. The upper median follows the majority and,
+// in a tie, the larger value (the throughput). One peer can move it by one
+// rank, never out of the clamp. It acts only from probeAgree evaluations
+// into an epoch on, when every terminal has judged this epoch's probe and
+// sent its verdict (a status interval later); before, the values of the
+// terminals that judged first and of those that have not yet would look
+// like a split. A change voids the epoch's baseline.
+func (q *queueProbe) agree(cp CoopParams, now time.Time, period time.Duration, peers []PeerView) {
+	epochLen := int64(ProbeEpochTicks) * int64(period)
+	if epochLen <= 0 || now.UnixNano()%epochLen < probeAgree*int64(period) {
+		return
 	}
-	q.segs, q.dir, q.decided, q.next, q.backoff, q.wait, q.triedUp, q.widened = s, 0, false, 1, 0, 0, false, true
-	return true
+	lo := float64(cp.QueueSegments)
+	vals := []float64{q.learned(cp)}
+	for _, p := range peers {
+		if p.QueueSegments > 0 {
+			vals = append(vals, min(max(float64(p.QueueSegments), lo), ProbeMaxSegments))
+		}
+	}
+	if len(vals) == 1 {
+		return
+	}
+	slices.Sort(vals)
+	if m := vals[len(vals)/2]; m != q.learned(cp) {
+		q.segs, q.whole, q.triedUp = m, false, false
+	}
 }
 
 // judge compares the probe's delivery with the baseline and adopts or

@@ -49,6 +49,9 @@ type PeerView struct {
 	AppLimited   bool
 	Capability   float64 // bytes/s the peer reaches when alone (0 = unknown)
 	Lo, Hi       uint32  // the peer's current bounds, segments
+	// QueueSegments is the queue per contender the peer's coop has learned
+	// (0 = none advertised).
+	QueueSegments uint32
 }
 
 // View is the input of one decision. Peers are the live peers, not self.
@@ -72,6 +75,9 @@ type Decision struct {
 	Default Bounds
 	PerDst  map[netip.Addr]Bounds
 	Reason  string
+	// QueueSegments is what this terminal advertises to its peers as the
+	// queue per contender it works at (coop's queue probe; 0 = nothing).
+	QueueSegments uint32
 }
 
 // Policy maps views to decisions. Implementations may keep state

@@ -40,6 +40,10 @@ for m in v["valid"]:
     down = dict(down_flows=0, down_rate_Bps="0", down_srtt_us=0, rcv_hi_segments=0)
     if 11 in tlv:
         got.update(down_flows=u32(11), down_rate_Bps=str(u64(12)), down_srtt_us=u32(13), rcv_hi_segments=u32(14))
+    # The learned queue per contender (TLV 15), left out of the JSON when 0.
+    down["queue_segments"] = 0
+    if 15 in tlv:
+        got.update(queue_segments=u32(15))
     for k, zero in down.items():
         assert f.get(k, zero) == got.get(k, zero), (m["name"], k)
         got.pop(k, None)
