@@ -343,15 +343,23 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 	if c.comp.retry(now) {
 		c.capacity = 0
 	}
-	// The capacity floor is HiFloor segments per terminal per base RTT, the
-	// least the windows carry anyway: a cut below it changes no window, so
-	// the elasticity test sees the capacity the windows actually follow.
-	floor := float64(cp.HiFloor) * mss * g.n() / g.rbar
+	// The capacity floor is HiFloor segments per terminal over the RTT the
+	// windows are sized for (R̄ + d*, or R̄ + the queue while an episode is
+	// open: flowBounds), the least the windows carry anyway: a cut below it
+	// changes no window, so the elasticity test sees the capacity the
+	// windows actually follow. (Taken at R̄ alone, 10 terminals at 4 ms had a
+	// floor of 4.8 MB/s on a 2.9 MB/s medium, "at the floor" from the first
+	// tick, and the verdict came before any cut.)
+	floorWin := float64(cp.HiFloor) * mss * g.n()
+	sized := g.rbar + dStar
+	if c.comp.open() {
+		sized = g.rbar + max(dStar, g.d)
+	}
 	effective := 0.0
 	if c.capacity > 0 {
-		effective = max(c.capacity, floor)
+		effective = max(c.capacity, floorWin/sized)
 	}
-	if why := c.comp.observe(now, cp, len(g.terms), g.d, dStar, g.rbar, effective, floor, g.measured); why != "" {
+	if why := c.comp.observe(now, cp, len(g.terms), g.d, dStar, g.rbar, effective, floorWin, sized, g.measured); why != "" {
 		c.capacity = 0
 		return c.restore(gs, why), true
 	}

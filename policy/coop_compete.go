@@ -100,21 +100,23 @@ func (s *compete) ref() float64 {
 
 // observe feeds one evaluation: the group's queueing delay d and target d*
 // (s), its base RTT rbar (s), the capacity the windows follow (B/s, 0 = no
-// estimate yet) and the floor below which no window shrinks (B/s: HiFloor
-// segments per terminal per base RTT). It returns a reason when coop must
-// switch to competitive mode now.
+// estimate yet), what the windows hold at their floor (floorWin bytes:
+// HiFloor segments per terminal) and the RTT the windows are sized for
+// (sized, s: R̄ + d* or, while an episode is open, R̄ + the queue as it is),
+// so the floor below which no window shrinks is floorWin/sized (B/s). It
+// returns a reason when coop must switch to competitive mode now.
 //
 // Once the wait is over the queue is judged when the group has cut by a
 // third, or when the windows sit at their floor and can be cut no further.
 // A queue is the group's own if the group's windows can explain it: after
-// the cut they aim at d*, and at the floor they fill floor·R̄ bytes, which at
-// the capacity measured when the episode began queue R̄·(floor/C₀ − 1) (20
-// terminals at 2 segments on a 4 ms path queue 15 ms by themselves). A
+// the cut they aim at d*, and at the floor they fill floorWin bytes, which at
+// the rate the group delivered queue floorWin/M − R̄ (20 terminals at 2
+// segments on a 4 ms path queue 15 ms by themselves). A
 // queue still above OffRatio × that two RTTs after the cut did not follow
 // the group's windows: a loss-based host that backs off by 30 % on a loss
 // lowers it for a while, but never to what the windows explain (Copa's
 // test: a queue of delay-based senders alone drains regularly).
-func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, capacity, floor, measured float64) string {
+func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, capacity, floorWin, sized, measured float64) string {
 	base := cp.OffFor
 	if s.offFor == 0 {
 		s.offFor = base
@@ -136,7 +138,7 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 	}
 	wait := max(cp.OffAfter, seconds(2*(rbar+s.d0)))
 	cut := capacity <= InelasticCut*s.ref()*(1+1e-9)
-	atFloor := capacity <= floor
+	atFloor := sized > 0 && capacity <= floorWin/sized
 	if now.Sub(s.since) < wait || !(cut || atFloor) {
 		return ""
 	}
@@ -150,7 +152,7 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 	// RTT is long, which would explain any queue).
 	explained := dStar
 	if ref := max(measured, s.m0); atFloor && ref > 0 {
-		explained = max(explained, rbar*(floor/ref-1))
+		explained = max(explained, floorWin/ref-rbar)
 	}
 	if d <= cp.OffRatio*explained && !cut {
 		s.since, s.d0, s.c0, s.m0 = now, d, capacity, measured

@@ -142,3 +142,36 @@ func TestCoopAloneBoundsItsOwnQueue(t *testing.T) {
 		}
 	}
 }
+
+// TestCompeteFloorIsWhereTheWindowsAre reproduces the lab's 10 terminals at
+// 4 ms on 802.11g (2026-11-24): 2 segments per terminal per base RTT
+// (4.8 MB/s) is more than the medium carries (2.9), so with the floor taken
+// at the base RTT the capacity counted as "at the floor" from the first tick
+// and the verdict came before any cut: the whole group gave its bounds up at
+// 2 s (p95 1.5 s). But while an episode is open the windows are sized for
+// the queue as it is (13 segments each there, far above their floor of 2):
+// the floor is HiFloor·n·MSS over the RTT the windows are sized for, and
+// the verdict must wait for the cut.
+func TestCompeteFloorIsWhereTheWindowsAre(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	const n, rbar, dStar = 10, 0.006, 0.0165
+	floorWin := float64(cp.HiFloor) * 1448 * n
+	var s compete
+	s.observe(t0, cp, n, 0.094, dStar, rbar, 1.9e6, floorWin, rbar+0.094, 2.75e6) // opens the episode
+	// 2 s later: the queue has not shrunk and the estimate is not cut yet.
+	if why := s.observe(t0.Add(2*time.Second), cp, n, 0.100, dStar, rbar, 1.9e6, floorWin, rbar+0.094, 2.75e6); why != "" {
+		t.Fatalf("verdict before the cut, windows sized for the queue: %s", why)
+	}
+	// Cut to 70 % of min(C₀, M₀) and still not shrinking: someone else's.
+	if why := s.observe(t0.Add(4*time.Second), cp, n, 0.100, dStar, rbar, 1.3e6, floorWin, rbar+0.100, 2.75e6); why == "" {
+		t.Fatalf("no verdict after the cut with a queue that did not move")
+	}
+	// Windows truly at their floor (sized for the target, not the queue):
+	// 2 segments each on a 4 ms path explain little, so a queue of 100 ms
+	// is judged without waiting for a cut that cannot come.
+	var f compete
+	f.observe(t0, cp, n, 0.094, dStar, rbar, 1.9e6, floorWin, rbar+dStar, 2.75e6)
+	if why := f.observe(t0.Add(2*time.Second), cp, n, 0.100, dStar, rbar, 1.2e6, floorWin, rbar+dStar, 2.75e6); why == "" {
+		t.Fatalf("no verdict at the floor with a queue the floor windows do not explain")
+	}
+}
