@@ -273,9 +273,12 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 		c.probe.agree(cp, v.Now, c.p.EvalInterval, v.Peers)
 	}
 	probeNote := c.observeProbe(v.Now, g, mss, dStar, update)
-	if c.probe.current(cp) != segsBefore {
-		// A new target moves the queue by itself: the elasticity test
-		// starts again from the queue as it is.
+	if c.probe.current(cp) != segsBefore || c.probe.probing(cp) {
+		// A new target moves the queue by itself, and a probe moves it on
+		// purpose: the elasticity test starts again from the queue as it
+		// is once the target holds still. (An episode opened during an
+		// up-probe's ramp judged the probe's own queue, which rose while
+		// the estimate was cut, as someone else's: 802.11ac, 1 Gbit/s.)
 		c.comp.restartEpisode()
 	}
 	// The windows use the target for the new estimate; while the

@@ -118,6 +118,9 @@ func (q *queueProbe) current(cp CoopParams) float64 {
 	return s
 }
 
+// probing reports whether a probe's value is in force.
+func (q *queueProbe) probing(cp CoopParams) bool { return q.current(cp) != q.learned(cp) }
+
 func (q *queueProbe) learned(cp CoopParams) float64 {
 	return max(q.segs, float64(cp.QueueSegments))
 }
