@@ -243,9 +243,10 @@ func peerView(p PeerStatus) PeerView {
 	v := PeerView{
 		ActiveFlows: int(p.ActiveFlows) + int(p.DownFlows), SRTT: p.SRTT, MinRTT: p.MinRTT,
 		DeliveryRate: float64(p.DeliveryRate) + float64(p.DownRate), Demand: p.Demand, AppLimited: p.AppLimited,
-		Capability: float64(p.Capability), Lo: p.Lo, Hi: p.Hi, QueueSegments: p.QueueSegments,
+		Capability: float64(p.Capability), Lo: p.Lo, Hi: p.Hi, QueueSegments: p.QueueSegments, Cwnd: p.Cwnd,
 	}
 	if p.DownFlows > 0 {
+		v.Cwnd = 0 // the uploads' cwnd against a bound that covers the downloads too: unknown
 		v.AppLimited = false
 		if p.ActiveFlows == 0 || p.DownSRTT > p.SRTT {
 			v.SRTT = p.DownSRTT

@@ -213,6 +213,7 @@ func (c *coop) Decide(v View) Decision {
 	}
 	c.rememberRates(gs, update)
 	self := selfTerminal(gs, cp.Capability)
+	self.use = windowUse(v.Flows, c.last)
 	c.peakRate = max(c.peakRate*0.995, self.rate)
 	g, ok := formGroup(self, peerTerminals(v.Peers))
 	if !ok {
@@ -367,6 +368,30 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 		return c.restore(gs, why), true
 	}
 	return Decision{}, false
+}
+
+// windowUse is the bulk flows' cwnd over the upper bounds of the last
+// decision (0 = unknown: no bound, or no cwnd reported).
+func windowUse(flows []FlowView, last Decision) float64 {
+	if !last.Active {
+		return 0
+	}
+	var cwnd, hi float64
+	for _, f := range flows {
+		b, ok := last.PerDst[f.Dst]
+		if !ok {
+			b = last.Default
+		}
+		if f.AppLimited || f.Cwnd == 0 || b.Hi == 0 {
+			continue
+		}
+		cwnd += float64(f.Cwnd)
+		hi += float64(b.Hi)
+	}
+	if hi == 0 {
+		return 0
+	}
+	return cwnd / hi
 }
 
 // rememberRates keeps, per destination, a decaying maximum of the per-flow

@@ -20,6 +20,9 @@ type terminal struct {
 	rate        float64
 	appLimited  bool
 	capability  float64
+	// use is the terminal's windows over their upper bounds (cwnd / hi,
+	// summed over its bulk flows); 0 = unknown (no bound, no cwnd).
+	use float64
 }
 
 // group is what one evaluation knows of the sharing group: its terminals
@@ -32,7 +35,14 @@ type group struct {
 	d        float64       // median queueing delay over those terminals
 	minBase  time.Duration // the smallest base RTT reported
 	measured float64       // Σ delivery rates, B/s
+	// slack: most terminals whose window use is known keep their windows
+	// under SlackUse × their bounds — the bounds do not shape the delivery.
+	slack bool
 }
+
+// SlackUse is the window use (cwnd over the upper bound) under which a
+// terminal's bound does not limit it.
+const SlackUse = 0.8
 
 func (g group) n() float64     { return float64(len(g.terms)) }
 func (g group) ratio() float64 { return (g.rbar + g.d) / g.rbar }
@@ -73,6 +83,9 @@ func peerTerminals(pvs []PeerView) []terminal {
 			continue
 		}
 		t := terminal{base: max(pv.MinRTT, 0), rate: finiteOr0(pv.DeliveryRate), appLimited: pv.AppLimited, capability: finiteOr0(pv.Capability)}
+		if pv.Hi > 0 && pv.Cwnd > 0 && pv.ActiveFlows > 0 {
+			t.use = float64(pv.Cwnd) / (float64(pv.Hi) * float64(pv.ActiveFlows))
+		}
 		if pv.MinRTT > 0 && pv.SRTT > pv.MinRTT {
 			t.queue = pv.SRTT - pv.MinRTT
 		}
@@ -97,6 +110,16 @@ func formGroup(self terminal, peers []terminal) (g group, ok bool) {
 	g.terms = append([]terminal{self}, peers...)
 	g.peers = len(peers)
 	var queues []time.Duration
+	known, slack := 0, 0
+	for _, t := range g.terms {
+		if t.use > 0 {
+			known++
+			if t.use < SlackUse {
+				slack++
+			}
+		}
+	}
+	g.slack = 2*slack > known
 	for _, t := range g.terms {
 		g.measured += t.rate
 		if t.base > 0 {
@@ -170,7 +193,15 @@ func targetQueue(cp CoopParams, g group, mss, capacity, segs float64) float64 {
 // the gain applied.
 func nextCapacity(cp CoopParams, g group, c, dStar, mss, hold float64) (float64, float64) {
 	gain := min(max(math.Pow((g.rbar+dStar)/(g.rbar+g.d), cp.Gain), cp.GainMin), cp.GainMax)
-	if g.d <= dStar/4 {
+	if g.slack {
+		// Most windows are under their bounds (the kernel's CUBIC regrowing
+		// after a loss or its start): the delivery is not what the bounds
+		// allow, and a short queue then says nothing about the medium. The
+		// estimate holds instead of rising to the probe cap, so the windows
+		// do not find bounds 1.44 × above what the medium carried when they
+		// grow into them (testbed2012: that overshoot set off ARF's collapse).
+		gain = min(gain, 1)
+	} else if g.d <= dStar/4 {
 		// The bottleneck is idle (a quarter of the target queue or less):
 		// nothing to overshoot yet, probe at GainMax. With measured ≈
 		// C·(R̄+d*)/R̄ that is ×1.56 per tick, against ×1.4 by the law alone

@@ -193,3 +193,46 @@ func TestLatecomerBase(t *testing.T) {
 		t.Errorf("R̄ %v, want %v", g.rbar, want)
 	}
 }
+
+// A short queue says the medium is idle only if the windows use their
+// bounds: while most terminals' cwnds sit under SlackUse × their bounds (the
+// kernel's CUBIC regrowing), the estimate holds instead of probing up.
+func TestNextCapacityHoldsWhileWindowsHaveSlack(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	terms := make([]terminal, 10)
+	for i := range terms {
+		terms[i] = terminal{base: 256 * time.Millisecond, rate: 220e3, use: 0.6}
+	}
+	terms[0].use, terms[1].use, terms[2].use = 1, 1, 0 // 2 of 9 known bind
+	g, ok := formGroup(terms[0], terms[1:])
+	if !ok || !g.slack {
+		t.Fatalf("formGroup: ok %v slack %v, want a group with slack (7 of 9 known under %.1f)", ok, g.slack, SlackUse)
+	}
+	g.d = 0.003 // a queue far under d*: idle by the queue alone
+	next, gain := nextCapacity(cp, g, 2.2e6, 0.038, 1448, 0)
+	if gain > 1 || next > 2.2e6*(1+1e-9) {
+		t.Errorf("with slack: estimate %.0f (gain %.3f), want it held at 2.2e6", next, gain)
+	}
+	g.slack = false
+	if next, _ := nextCapacity(cp, g, 2.2e6, 0.038, 1448, 0); next <= 2.2e6 {
+		t.Errorf("windows at their bounds, queue short: estimate %.0f, want a probe above 2.2e6", next)
+	}
+	for i := range terms {
+		terms[i].use = 0.95
+	}
+	if g, _ := formGroup(terms[0], terms[1:]); g.slack {
+		t.Errorf("every window at 95 %% of its bound counted as slack")
+	}
+}
+
+// windowUse reads the terminal's own cwnds against the bounds it set last.
+func TestWindowUse(t *testing.T) {
+	last := Decision{Active: true, PerDst: map[netip.Addr]Bounds{dstA: {Hi: 40}}}
+	flows := []FlowView{{Dst: dstA, Cwnd: 20}, {Dst: dstA, Cwnd: 40}, {Dst: dstA, Cwnd: 5, AppLimited: true}}
+	if u := windowUse(flows, last); u != 0.75 {
+		t.Errorf("use %v, want 60/80 = 0.75 (the app-limited flow left out)", u)
+	}
+	if u := windowUse(flows, Decision{}); u != 0 {
+		t.Errorf("no bounds last time: use %v, want 0 (unknown)", u)
+	}
+}

@@ -49,6 +49,7 @@ type PeerView struct {
 	AppLimited   bool
 	Capability   float64 // bytes/s the peer reaches when alone (0 = unknown)
 	Lo, Hi       uint32  // the peer's current bounds, segments
+	Cwnd         uint32  // sum of the cwnds of its active uploads, segments (0 = unknown)
 	// QueueSegments is the queue per contender the peer's coop has learned
 	// (0 = none advertised).
 	QueueSegments uint32
