@@ -136,6 +136,13 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 		s.begin(now, n, d, capacity, measured)
 		return ""
 	}
+	if d > s.d0 && now.Sub(s.since) <= seconds(rbar+d) {
+		// Within a round trip (at the queue as it is) of the cut, what was
+		// sent before it is still arriving (a slow start's last doublings: 162 ms at the cut, 407 ms
+		// half a second later, 219 ms a second after, for one terminal at
+		// 256 ms): the queue the cut is judged against is its peak.
+		s.d0 = d
+	}
 	wait := max(cp.OffAfter, seconds(2*(rbar+s.d0)))
 	cut := capacity <= InelasticCut*s.ref()*(1+1e-9)
 	atFloor := sized > 0 && capacity <= floorWin/sized

@@ -175,3 +175,28 @@ func TestCompeteFloorIsWhereTheWindowsAre(t *testing.T) {
 		t.Fatalf("no verdict at the floor with a queue the floor windows do not explain")
 	}
 }
+
+// TestCompeteJudgesAgainstThePeakOfTheFirstRoundTrip reproduces one
+// terminal alone at 256 ms (lab, 2026-11-24): the first estimate came in
+// slow start at a queue of 162 ms; what was in flight kept arriving and the
+// queue peaked at 407 ms half a second later, then fell to 219 ms. Judged
+// against 162 ms it "did not follow" and coop gave its bounds up in 2 runs
+// of 3 (p95 0.7 s); judged against the peak it followed the cut.
+func TestCompeteJudgesAgainstThePeakOfTheFirstRoundTrip(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	const rbar, dStar, floorWin = 0.256, 0.038, 2 * 1448.0
+	var s compete
+	s.observe(t0, cp, 1, 0.162, dStar, rbar, 2.67e6, floorWin, rbar+0.162, 2.67e6)
+	s.observe(t0.Add(500*time.Millisecond), cp, 1, 0.407, dStar, rbar, 1.8e6, floorWin, rbar+0.407, 2.72e6)
+	if why := s.observe(t0.Add(1500*time.Millisecond), cp, 1, 0.219, dStar, rbar, 1.8e6, floorWin, rbar+0.219, 2.7e6); why != "" {
+		t.Fatalf("verdict on a queue that fell from its 407 ms peak to 219 ms: %s", why)
+	}
+	// A queue that keeps rising after the first round trip is judged: a
+	// loss-based host filling its buffer.
+	var f compete
+	f.observe(t0, cp, 1, 0.162, dStar, rbar, 2.67e6, floorWin, rbar+0.162, 2.67e6)
+	why := f.observe(t0.Add(1000*time.Millisecond), cp, 1, 0.300, dStar, rbar, 1.8e6, floorWin, rbar+0.300, 2.0e6)
+	if why == "" {
+		t.Fatalf("no verdict on a queue that grew from 162 to 300 ms a second after the cut")
+	}
+}
