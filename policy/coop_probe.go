@@ -236,7 +236,10 @@ func (q *queueProbe) startEpoch(cp CoopParams, e int64, bites func(s float64) bo
 // into an epoch on, when every terminal has judged this epoch's probe and
 // sent its verdict (a status interval later); before, the values of the
 // terminals that judged first and of those that have not yet would look
-// like a split. A change voids the epoch's baseline.
+// like a split. A terminal it moves takes the majority's verdict into its
+// schedule too (the next probe's direction and wait), so that the group
+// keeps probing in the same epochs: a terminal that probes alone moves the
+// queue under the others' elasticity test (lab: three of four switched off).
 func (q *queueProbe) agree(cp CoopParams, now time.Time, period time.Duration, peers []PeerView) {
 	epochLen := int64(ProbeEpochTicks) * int64(period)
 	if epochLen <= 0 || now.UnixNano()%epochLen < probeAgree*int64(period) {
@@ -253,8 +256,13 @@ func (q *queueProbe) agree(cp CoopParams, now time.Time, period time.Duration, p
 		return
 	}
 	slices.Sort(vals)
-	if m := vals[len(vals)/2]; m != q.learned(cp) {
-		q.segs, q.whole, q.triedUp = m, false, false
+	m := vals[len(vals)/2]
+	switch {
+	case m > q.learned(cp): // the majority adopted an up-probe this one rejected
+		q.segs, q.next, q.wait, q.backoff, q.triedUp = m, 1, 0, 0, false
+	case m < q.learned(cp): // it rejected one this one adopted (or took a down-probe)
+		q.segs, q.next, q.triedUp = m, -1, true
+		q.wait, q.backoff = q.backoff, min(max(2*q.backoff, 1), ProbeMaxWait)
 	}
 }
 

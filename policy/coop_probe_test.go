@@ -286,3 +286,23 @@ func TestQueueProbeAgree(t *testing.T) {
 		}
 	}
 }
+
+// A terminal that agree moves takes the majority's verdict into its
+// schedule: after the group adopted an up-probe it rejected, it probes up
+// with the group in the next epoch; the group's baseline is not voided.
+func TestQueueProbeAgreeSyncsTheSchedule(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	const period = 500 * time.Millisecond
+	epoch := time.Duration(ProbeEpochTicks) * period
+	start := t0.Truncate(epoch).Add(epoch)
+	q := queueProbe{segs: 8, next: -1, wait: 2, backoff: 4, triedUp: true, whole: true}
+	q.agree(cp, start.Add(probeAgree*period), period, []PeerView{{QueueSegments: 32}, {QueueSegments: 32}, {QueueSegments: 32}})
+	if q.learned(cp) != 32 || q.next != 1 || q.wait != 0 || q.triedUp || !q.whole {
+		t.Errorf("after the group's adoption: %+v, want 32 segments, next up, no wait, baseline kept", q)
+	}
+	q = queueProbe{segs: 32, next: 1, whole: true}
+	q.agree(cp, start.Add(probeAgree*period), period, []PeerView{{QueueSegments: 8}, {QueueSegments: 8}, {QueueSegments: 8}})
+	if q.learned(cp) != 8 || q.next != -1 || !q.triedUp {
+		t.Errorf("after the group's rejection: %+v, want 8 segments, next down, up tried", q)
+	}
+}
