@@ -29,8 +29,8 @@ import (
 // at the probe's segments and the rest at the current ones; the group's
 // delivery over the probe's last 1.5 s (settled) is compared with that of
 // the last 1.5 s of the epoch before (the current value, settled). Every
-// terminal sees the same group sums, so they mostly reach the same verdicts
-// (where one does not, its next probe or the law brings it back):
+// terminal sees nearly the same group sums, so they mostly reach the same
+// verdicts; where they do not, agree makes the majority's theirs:
 //   - up (×ProbeUp): adopted when the delivery rose by UpGain or more, and
 //     by twice the standard error of the difference; the next epoch probes
 //     up again. Steps of ×4 keep the effect of a step above the noise of a
@@ -46,15 +46,16 @@ import (
 // size last changed (a slowly decaying maximum of the smoothed delivery,
 // which includes the uncontrolled start, when the kernel's CUBIC fills every
 // queue). Where the medium gains nothing from queue (802.11g: one frame per
-// access) that is one probe of two seconds per change of the group. A failed probe
-// waits 1, 2, 4 … ProbeMaxWait epochs before the next (any success resets
-// it), and up and down alternate. A probe is only made where
-// it changes d* by a quarter or more: where the relative target (ρ*−1)·R̄
+// access) that is one probe of 2.5 s per change of the group. A failed
+// probe waits 0, 1, 2, 4 … ProbeMaxWait epochs before the next (any success
+// resets it), and up and down alternate. A probe is only made where it
+// changes d* by a quarter or more: where the relative target (ρ*−1)·R̄
 // already leaves more queue than the probe asks for (long paths), there is
 // nothing to learn and nothing is spent. Nothing is probed before the
-// capacity is measured; a tick whose queue is above OffRatio × the target
-// (hosts without coopcc, a transient) voids the epoch's probe, and a change
-// of the group's size starts the measurement again (the value is kept).
+// capacity is measured; a tick whose queue is above probeQueueSpan ×
+// OffRatio × the target (hosts without coopcc, a transient) voids the
+// epoch's probe, and a change of the group's size starts the measurement
+// again (the value is kept).
 type queueProbe struct {
 	segs    float64 // learned segments per contender; 0 = QueueSegments
 	epoch   int64   // index of the epoch of the last observation
@@ -136,9 +137,9 @@ func (q *queueProbe) probeValue(cp CoopParams, dir int) float64 {
 // observe feeds one periodic evaluation at now (period: the evaluation
 // interval) with the group's size n and delivery (B/s). eligible is false
 // while the group is not at its own working point (capacity not measured,
-// or a queue far above the target: someone else's, or a transient). bites reports whether d* with s segments per
-// contender differs enough from d* now to be worth a probe. It returns a
-// note when a probe was judged.
+// or a queue far above the target: someone else's, or a transient). bites
+// reports whether d* with s segments per contender differs enough from d*
+// now to be worth a probe. It returns a note when a probe was judged.
 func (q *queueProbe) observe(cp CoopParams, now time.Time, period time.Duration, n int, delivery float64, eligible bool, bites func(s float64) bool) string {
 	epochLen := int64(ProbeEpochTicks) * int64(period)
 	if epochLen <= 0 {
