@@ -289,12 +289,8 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 	// 4 ms), and a queue of the group then drains with the windows
 	// following it down (coop_compete.go).
 	dStar = targetQueue(cp, g, mss, c.capacity, c.probe.current(cp))
-	windowQueue := dStar
-	if c.comp.open() {
-		windowQueue = max(dStar, g.d)
-	}
 	share := terminalShare(cp, g.terms, c.capacity)
-	per, targets := flowBounds(cp, v.Flows, share, g, windowQueue, inflated, c.p.MSS)
+	per, targets := flowBounds(cp, v.Flows, share, g, c.windowQueue(dStar, g.d), inflated, c.p.MSS)
 	c.targets, c.dStar = targets, seconds(dStar)
 
 	state := "not inflated"
@@ -355,10 +351,7 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 	// floor of 4.8 MB/s on a 2.9 MB/s medium, "at the floor" from the first
 	// tick, and the verdict came before any cut.)
 	floorWin := float64(cp.HiFloor) * mss * g.n()
-	sized := g.rbar + dStar
-	if c.comp.open() {
-		sized = g.rbar + max(dStar, g.d)
-	}
+	sized := g.rbar + c.windowQueue(dStar, g.d)
 	effective := 0.0
 	if c.capacity > 0 {
 		effective = max(c.capacity, floorWin/sized)
@@ -368,6 +361,16 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 		return c.restore(gs, why), true
 	}
 	return Decision{}, false
+}
+
+// windowQueue is the queueing delay (s) the windows are sized for: the
+// target d*, or, while an elasticity episode is open, the queue d as it is
+// (evaluate: the probe is a cut of what is in flight).
+func (c *coop) windowQueue(dStar, d float64) float64 {
+	if c.comp.open() {
+		return max(dStar, d)
+	}
+	return dStar
 }
 
 // windowUse is the bulk flows' cwnd over the upper bounds of the last

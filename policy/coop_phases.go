@@ -112,16 +112,13 @@ func formGroup(self terminal, peers []terminal) (g group, ok bool) {
 	var queues []time.Duration
 	known, slack := 0, 0
 	for _, t := range g.terms {
+		g.measured += t.rate
 		if t.use > 0 {
 			known++
 			if t.use < SlackUse {
 				slack++
 			}
 		}
-	}
-	g.slack = 2*slack > known
-	for _, t := range g.terms {
-		g.measured += t.rate
 		if t.base > 0 {
 			queues = append(queues, t.queue)
 			if g.minBase == 0 || t.base < g.minBase {
@@ -129,6 +126,7 @@ func formGroup(self terminal, peers []terminal) (g group, ok bool) {
 			}
 		}
 	}
+	g.slack = 2*slack > known
 	if len(queues) == 0 {
 		return g, false
 	}

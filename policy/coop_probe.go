@@ -141,12 +141,10 @@ func (q *queueProbe) probeValue(cp CoopParams, dir int) float64 {
 // reports whether d* with s segments per contender differs enough from d*
 // now to be worth a probe. It returns a note when a probe was judged.
 func (q *queueProbe) observe(cp CoopParams, now time.Time, period time.Duration, n int, delivery float64, eligible bool, bites func(s float64) bool) string {
-	epochLen := int64(ProbeEpochTicks) * int64(period)
-	if epochLen <= 0 {
+	e, phase, ok := epochAt(now, period)
+	if !ok {
 		return ""
 	}
-	t := now.UnixNano()
-	e, phase := t/epochLen, t%epochLen
 	if n != q.n {
 		q.restart(n, e)
 	}
@@ -182,6 +180,18 @@ func (q *queueProbe) observe(cp CoopParams, now time.Time, period time.Duration,
 		}
 	}
 	return note
+}
+
+// epochAt returns the wall-clock epoch of now (epochs of ProbeEpochTicks
+// evaluations of period) and how far into it now is (ns); ok is false for a
+// period that is not positive.
+func epochAt(now time.Time, period time.Duration) (e, phase int64, ok bool) {
+	epochLen := int64(ProbeEpochTicks) * int64(period)
+	if epochLen <= 0 {
+		return 0, 0, false
+	}
+	t := now.UnixNano()
+	return t / epochLen, t % epochLen, true
 }
 
 // restart drops the samples: the group changed.
@@ -242,8 +252,7 @@ func (q *queueProbe) startEpoch(cp CoopParams, e int64, bites func(s float64) bo
 // keeps probing in the same epochs: a terminal that probes alone moves the
 // queue under the others' elasticity test (lab: three of four switched off).
 func (q *queueProbe) agree(cp CoopParams, now time.Time, period time.Duration, peers []PeerView) {
-	epochLen := int64(ProbeEpochTicks) * int64(period)
-	if epochLen <= 0 || now.UnixNano()%epochLen < probeAgree*int64(period) {
+	if _, phase, ok := epochAt(now, period); !ok || phase < probeAgree*int64(period) {
 		return
 	}
 	lo := float64(cp.QueueSegments)
