@@ -84,11 +84,10 @@ func uploadRate(f Flow, t flowTick) float64 {
 }
 
 // downloadView is the policy's view of a download: the remote sender as
-// destination, the window in flight towards us (the advertised window, or
-// rate × RTT when the kernel does not report it) as its cwnd, the
-// receive-side RTT as its SRTT (it includes the AP's downlink queue) and
-// the smaller of the handshake's RTT and the receive side's smallest as its
-// base RTT.
+// destination, what it has in flight towards us (receive rate × receive
+// RTT) as its cwnd, the receive-side RTT as its SRTT (it includes the AP's
+// downlink queue) and the smaller of the handshake's RTT and the receive
+// side's smallest as its base RTT.
 //
 // pathMin is the smallest min RTT of any flow to the same remote address
 // (pathMinRTT): a download's own handshake may have waited behind other
@@ -109,15 +108,15 @@ func downloadView(f Flow, d flowTick, pathMin time.Duration) FlowView {
 			base = m
 		}
 	}
+	// The sender's window is what it has in flight towards this host:
+	// the receive rate over the receive RTT. (The advertised window is the
+	// bound itself, so a policy comparing windows with bounds would never
+	// see a sender that does not fill them.)
 	var cwnd uint32
 	if mss > 0 {
-		inflight := float64(f.RcvWnd)
-		if inflight == 0 {
-			inflight = d.Rate * srtt.Seconds()
-		}
-		cwnd = uint32(min(inflight/float64(mss)+0.5, 1e6))
+		cwnd = uint32(min(d.Rate*srtt.Seconds()/float64(mss)+0.5, 1e6))
 	}
-	return FlowView{Dst: f.Dst.Addr(), Cwnd: cwnd, MSS: mss, SRTT: srtt, MinRTT: base, DeliveryRate: d.Rate}
+	return FlowView{Dst: f.Dst.Addr(), Cwnd: cwnd, MSS: mss, SRTT: srtt, MinRTT: base, DeliveryRate: d.Rate, Download: true}
 }
 
 // pathMinRTT is the smallest min RTT seen by any flow, per remote address.

@@ -17,7 +17,8 @@ func download(src, dst string, rcvd uint64) Flow {
 
 // A download is seen by the policy as a flow of this terminal: the remote
 // sender as destination, the receive rate measured between ticks, the
-// receive-side RTT as SRTT, the advertised window as cwnd; the own status
+// receive-side RTT as SRTT, what the sender has in flight (rate × RTT) as
+// cwnd; the own status
 // carries it in the download fields.
 func TestDownloadSeenByPolicyAndStatus(t *testing.T) {
 	h := newHarness(t, nil)
@@ -38,8 +39,8 @@ func TestDownloadSeenByPolicyAndStatus(t *testing.T) {
 		t.Fatalf("flows %+v", fs)
 	}
 	f := fs[0]
-	if f.Dst != dst1 || f.DeliveryRate != 1e6 || f.SRTT != 30*time.Millisecond || f.MinRTT != 4*time.Millisecond || f.Cwnd != 20 || f.AppLimited {
-		t.Fatalf("download seen as %+v, want dst %v, 1e6 B/s, srtt 30ms, base 4ms (the path's), cwnd 20 (29000 B / 1448), not app-limited", f, dst1)
+	if f.Dst != dst1 || f.DeliveryRate != 1e6 || f.SRTT != 30*time.Millisecond || f.MinRTT != 4*time.Millisecond || f.Cwnd != 21 || f.AppLimited {
+		t.Fatalf("download seen as %+v, want dst %v, 1e6 B/s, srtt 30ms, base 4ms (the path's), cwnd 21 (1e6 B/s × 30 ms / 1448 B, not the advertised window), not app-limited", f, dst1)
 	}
 	own := h.a.OwnStatus()
 	if own.DownFlows != 1 || own.DownRate != 1_000_000 || own.DownSRTT != 30*time.Millisecond || own.MinRTT != 4*time.Millisecond || own.ActiveFlows != 0 {
