@@ -76,6 +76,19 @@ type CoopParams struct {
 	OffAfter         time.Duration `toml:"off_after" json:"off_after,omitempty"`
 	OffFor           time.Duration `toml:"off_for" json:"off_for,omitempty"`
 	DisableSwitchOff bool          `toml:"disable_switch_off" json:"disable_switch_off,omitempty"`
+	// DownloadRoom is a download's upper bound over its target window
+	// while the group's queue is under its target; at or above the target
+	// the bound is the target window itself. A window the remote sender
+	// fills makes a Linux receiver acknowledge nearly every read (after a
+	// read tcp_cleanup_rbuf sends a window update whenever the new window
+	// is at least twice what is left of the advertised one), and on an
+	// 802.11 medium every ACK frame costs a contention round: 10 downloads
+	// at 256 ms bounded at their target sent 0.64-0.82 ACK frames per data
+	// frame against cubic's 0.58 (docs/policies.md, Downloads). With room
+	// the sender is held by its own congestion control while the queue is
+	// short, and by the window once it is not. Default 2 (a sender under
+	// its target never fills half the window); 1 = no room.
+	DownloadRoom float64 `toml:"download_room" json:"download_room,omitempty"`
 	// DisableQueueProbe keeps the queue per contender at QueueSegments
 	// instead of learning it (coop_probe.go).
 	DisableQueueProbe bool `toml:"disable_queue_probe" json:"disable_queue_probe,omitempty"`
@@ -96,6 +109,7 @@ func (c CoopParams) Defaults() CoopParams {
 	def(&c.Headroom, 0.1)
 	def(&c.ProbeCap, c.TargetRatio*c.GainMax)
 	def(&c.BusyCap, 1.1)
+	def(&c.DownloadRoom, 2)
 	def(&c.OffRatio, 2)
 	if c.HiFloor == 0 {
 		c.HiFloor = 2
@@ -134,6 +148,8 @@ func (c CoopParams) Validate() error {
 		return fmt.Errorf("coop probe cap %v: want >= 1 (default target ratio × maximum gain)", c.ProbeCap)
 	case bad(c.BusyCap) || (c.BusyCap != 0 && c.BusyCap < 1):
 		return fmt.Errorf("coop busy cap %v: want >= 1 (default 1.1)", c.BusyCap)
+	case bad(c.DownloadRoom) || (c.DownloadRoom != 0 && c.DownloadRoom < 1) || c.DownloadRoom > 8:
+		return fmt.Errorf("coop download room %v: want 1..8, a multiple of a download's target window (default 2; 1 = none)", c.DownloadRoom)
 	}
 	return nil
 }
@@ -159,7 +175,8 @@ func (c CoopParams) Validate() error {
 //     delay d* = (ρ*−1)·R̄: hi = max(HiFloor, r·(R_f + d*)/MSS), R_f the
 //     flow's own min RTT, so flows with different wired delays get equal rates;
 //  6. sets lo = LoFraction·hi while ρ < ρ* (not inflated: a loss is not
-//     congestion and must not collapse cwnd, papers/002), lo = 0 otherwise.
+//     congestion and must not collapse cwnd, papers/002), lo = 0 otherwise;
+//     a download's hi is DownloadRoom × its window while not inflated.
 //
 // Loop gain: if all terminals run coop and C is above the true capacity C₀
 // the queue settles where ρ = ρ*·C/C₀, so one step maps ln(C/C₀) to
@@ -299,6 +316,9 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 	}
 	if probeNote != "" {
 		probeNote = "; " + probeNote
+	}
+	if g.terms[0].use > 0 {
+		state += fmt.Sprintf(", own windows at %.2f of their bounds", g.terms[0].use)
 	}
 	d := decision(per, fmt.Sprintf("coop: %d terminals (%d peers), capacity %.0f B/s (measured %.0f, gain %.3f), ratio %.2f %s (target %.2f; base %v, queue %v, target queue %v at %.0f segments per contender), share %.0f B/s; %s%s",
 		len(g.terms), g.peers, c.capacity, g.measured, gain, g.ratio(), state, targetRatio, seconds(g.rbar), seconds(g.d), seconds(dStar), c.probe.current(cp), share, boundsReason(gs, per, targets), probeNote))

@@ -259,8 +259,11 @@ func terminalShare(cp CoopParams, terms []terminal, capacity float64) float64 {
 // app-limited demands as they are) and turns each flow's rate r into a
 // window for the queueing delay q: hi = max(HiFloor, r·(R_f + q)/MSS), R_f
 // the flow's own base RTT (R̄ if unknown; a latecomer's corrected as in
-// formGroup), so flows with different wired delays get equal rates. lo = LoFraction·hi unless inflated. It returns
-// the bounds and the rate targets per destination.
+// formGroup), so flows with different wired delays get equal rates. lo =
+// LoFraction·hi unless inflated. A destination with downloads and no bulk
+// upload (an idle control connection does not count) gets DownloadRoom ×
+// hi while not inflated (CoopParams). It
+// returns the bounds and the rate targets per destination.
 func flowBounds(cp CoopParams, flows []FlowView, share float64, g group, q float64, inflated bool, defMSS uint32) (map[netip.Addr]Bounds, map[netip.Addr]float64) {
 	demands := make([]float64, len(flows))
 	for i, f := range flows {
@@ -305,7 +308,30 @@ func flowBounds(cp CoopParams, flows []FlowView, share float64, g group, q float
 		per[f.Dst] = b
 		targets[f.Dst] = max(targets[f.Dst], r)
 	}
+	if !inflated {
+		downloadRoom(cp.DownloadRoom, flows, per)
+	}
 	return per, targets
+}
+
+// downloadRoom multiplies the upper bound of every destination with
+// downloads and no bulk upload (an idle connection beside a download, such
+// as iperf3's control connection, does not count) by room.
+func downloadRoom(room float64, flows []FlowView, per map[netip.Addr]Bounds) {
+	downloads, uploads := map[netip.Addr]bool{}, map[netip.Addr]bool{}
+	for _, f := range flows {
+		switch {
+		case f.Download:
+			downloads[f.Dst] = true
+		case !f.AppLimited:
+			uploads[f.Dst] = true
+		}
+	}
+	for dst := range downloads {
+		if b := per[dst]; !uploads[dst] {
+			per[dst] = Bounds{Lo: b.Lo, Hi: toSegments(math.Round(float64(b.Hi) * room))}
+		}
+	}
 }
 
 // boundsReason lists each destination's rate target and bounds.

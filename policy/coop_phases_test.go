@@ -165,6 +165,42 @@ func TestFlowBoundsWindowsForEqualRates(t *testing.T) {
 	}
 }
 
+// A destination with downloads gets DownloadRoom × its target window while
+// the queue is under the target, the target window itself once it is not;
+// a destination this terminal also uploads to in bulk keeps the target
+// window (the upload's cwnd is bounded by the same entry), an idle
+// connection beside the download does not count.
+func TestFlowBoundsDownloadRoom(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	dl, both := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2")
+	ms := time.Millisecond
+	flows := []FlowView{
+		{Dst: dl, MSS: 1000, MinRTT: 100 * ms, Download: true},
+		{Dst: both, MSS: 1000, MinRTT: 100 * ms, Download: true},
+		{Dst: both, MSS: 1000, MinRTT: 100 * ms},
+		{Dst: dl, MSS: 1000, MinRTT: 100 * ms, AppLimited: true}, // iperf3's idle control connection
+	}
+	const share, q = 3e5, 0.05
+	tight, _ := flowBounds(cp, flows, share, group{rbar: 0.1}, q, true, 1448)
+	want := uint32(math.Round(share / 3 * (0.1 + q) / 1000)) // 15
+	if tight[dl].Hi != want || tight[both].Hi != want {
+		t.Fatalf("inflated: hi %d / %d, want the target window %d for both", tight[dl].Hi, tight[both].Hi, want)
+	}
+	loose, _ := flowBounds(cp, flows, share, group{rbar: 0.1}, q, false, 1448)
+	if loose[dl].Hi != 2*want || loose[both].Hi != want {
+		t.Fatalf("not inflated: hi %d (download only) / %d (upload too), want %d and %d", loose[dl].Hi, loose[both].Hi, 2*want, want)
+	}
+	cp.DownloadRoom = 1
+	if none, _ := flowBounds(cp, flows, share, group{rbar: 0.1}, q, false, 1448); none[dl].Hi != want {
+		t.Fatalf("download room 1: hi %d, want %d", none[dl].Hi, want)
+	}
+	for _, bad := range []float64{0.5, 9, math.NaN()} {
+		if err := (CoopParams{DownloadRoom: bad}).Validate(); err == nil {
+			t.Errorf("download room %v accepted", bad)
+		}
+	}
+}
+
 func TestLatecomerBase(t *testing.T) {
 	ms := time.Millisecond
 	floor := 4500 * time.Microsecond

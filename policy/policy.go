@@ -38,6 +38,10 @@ type FlowView struct {
 	SRTT, MinRTT time.Duration
 	DeliveryRate float64 // bytes/s
 	AppLimited   bool
+	// Download marks a flow this terminal receives: its bound is the window
+	// advertised to the remote sender (Cwnd is then what the sender has in
+	// flight, SRTT the receive-side RTT).
+	Download bool
 }
 
 // PeerView is one live peer's reported status (the peer protocol's fields).

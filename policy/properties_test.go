@@ -75,6 +75,7 @@ func randView(r *rand.Rand, now time.Time) View {
 		v.Flows = append(v.Flows, FlowView{
 			Dst: dsts[r.IntN(len(dsts))], Cwnd: r.Uint32(), MSS: mss,
 			SRTT: randDuration(r), MinRTT: randDuration(r), DeliveryRate: randRate(r), AppLimited: r.IntN(3) == 0,
+			Download: r.IntN(4) == 0,
 		})
 	}
 	for range r.IntN(25) {
