@@ -70,9 +70,14 @@ type Summary struct {
 
 // Fixed margins of a run.
 const (
-	emuReadyTimeout  = 20 * time.Second
-	agentSettle      = 1500 * time.Millisecond
-	clientGrace      = 60 * time.Second // beyond its duration before an iperf3 client is killed
+	emuReadyTimeout = 20 * time.Second
+	agentSettle     = 1500 * time.Millisecond
+	// An iperf3 client is killed clientGrace plus clientGraceRTTs of its
+	// largest RTT after its schedule ends: behind seconds of queue (cubic,
+	// 6 terminals joining, 7-9 s of RTT) the exchange that ends a test and
+	// the send buffer it drains first take several of them.
+	clientGrace      = 60 * time.Second
+	clientGraceRTTs  = 16
 	defaultSampleInt = 50 * time.Millisecond
 	// defaultAgentSampleInt is the agents' default control interval.
 	defaultAgentSampleInt = 500 * time.Millisecond
@@ -411,7 +416,7 @@ func executeRun(ctx context.Context, r scenario.Run, cfg RunnerConfig) (res *sch
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			launched, exited, err := runClient(ctx, r, tb, i, t0, dir)
+			launched, exited, err := runClient(ctx, r, tb, i, t0, dir, smp.largestRTT)
 			mu.Lock()
 			res.Stations[i].LaunchedS, res.Stations[i].ExitedS = launched.Seconds(), exited.Seconds()
 			mu.Unlock()
@@ -486,7 +491,7 @@ func serverCC(r scenario.Run) string {
 
 // runClient waits for the station's start time, runs its iperf3 client
 // for its duration and stores the JSON report.
-func runClient(ctx context.Context, r scenario.Run, tb *testbed.Testbed, i int, t0 time.Time, dir string) (launched, exited time.Duration, err error) {
+func runClient(ctx context.Context, r scenario.Run, tb *testbed.Testbed, i int, t0 time.Time, dir string, largestRTT func(int) time.Duration) (launched, exited time.Duration, err error) {
 	st := r.Stations[i]
 	select {
 	case <-time.After(time.Until(t0.Add(st.Start.D()))):
@@ -529,16 +534,37 @@ func runClient(ctx context.Context, r scenario.Run, tb *testbed.Testbed, i int, 
 	if err != nil {
 		return launched, launched, err
 	}
-	wctx, cancel := context.WithTimeout(ctx, st.Stop.D()-st.Start.D()+clientGrace)
-	defer cancel()
+	wctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go killLate(wctx, cancel, st.Stop.D()-st.Start.D(), clientGrace, func() time.Duration { return largestRTT(i) })
 	if err := p.Wait(wctx); err != nil {
 		_ = p.Stop(syscall.SIGKILL, time.Second)
 		if ctx.Err() != nil {
 			return launched, time.Since(t0), nil
 		}
+		if c := context.Cause(wctx); c != nil {
+			err = c
+		}
 		return launched, time.Since(t0), fmt.Errorf("iperf3 client of %s: %v %s", st.Name, err, testbed.TailFile(errPath, 3))
 	}
 	return launched, time.Since(t0), nil
+}
+
+// killLate cancels ctx when a client that ran for d is still running
+// grace + clientGraceRTTs × its largest RTT (sampled when d is over) later.
+func killLate(ctx context.Context, cancel context.CancelCauseFunc, d, grace time.Duration, largestRTT func() time.Duration) {
+	select {
+	case <-time.After(d):
+	case <-ctx.Done():
+		return
+	}
+	rtt := largestRTT()
+	wait := grace + clientGraceRTTs*rtt
+	select {
+	case <-time.After(wait):
+		cancel(fmt.Errorf("still running %v after its schedule ended (%v + %d × its largest RTT, %v)", wait, grace, clientGraceRTTs, rtt))
+	case <-ctx.Done():
+	}
 }
 
 // agentSet is the agents of a run's managed stations: their command lines

@@ -236,3 +236,32 @@ func TestSecondEmulatorRunRefused(t *testing.T) {
 		t.Fatalf("error %v, want a refusal that names --wait", err)
 	}
 }
+
+// A client still running after its schedule is killed after the grace plus
+// 16 of its largest RTTs, read when the schedule ends, and the cause says
+// so; one that ends in time is left alone.
+func TestKillLateScalesWithTheRTT(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	rtt := 5 * time.Millisecond
+	start := time.Now()
+	go killLate(ctx, cancel, 20*time.Millisecond, 10*time.Millisecond, func() time.Duration { return rtt })
+	<-ctx.Done()
+	el := time.Since(start)
+	if el < 110*time.Millisecond { // 20 + 10 + 16 × 5 ms
+		t.Fatalf("killed after %v, want >= 110 ms", el)
+	}
+	if c := context.Cause(ctx); c == nil || !strings.Contains(c.Error(), "16 × its largest RTT, 5ms") {
+		t.Fatalf("cause %v", c)
+	}
+
+	ctx2, cancel2 := context.WithCancelCause(context.Background())
+	done := make(chan struct{})
+	go func() { killLate(ctx2, cancel2, 10*time.Millisecond, time.Hour, func() time.Duration { return 0 }); close(done) }()
+	time.Sleep(30 * time.Millisecond)
+	cancel2(nil) // the client exited
+	<-done
+	if context.Cause(ctx2) != context.Canceled {
+		t.Fatalf("cause %v, want plain cancellation", context.Cause(ctx2))
+	}
+}

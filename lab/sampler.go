@@ -31,6 +31,9 @@ type sampler struct {
 	start    time.Time
 	end      time.Time
 	err      error
+
+	mu     sync.Mutex
+	maxRTT []time.Duration // per station: the largest SRTT sampled
 }
 
 type sampleSource struct {
@@ -62,6 +65,7 @@ func startSampler(r scenario.Run, tb *testbed.Testbed, path string, every time.D
 		}
 		s.srcs = append(s.srcs, sampleSource{mon: m, csv: monitor.NewCSVWriter(w, st.Name)})
 	}
+	s.maxRTT = make([]time.Duration, len(s.srcs))
 	s.start = time.Now()
 	go s.loop()
 	return s, nil
@@ -83,7 +87,7 @@ func (s *sampler) loop() {
 }
 
 func (s *sampler) sample() {
-	for _, src := range s.srcs {
+	for i, src := range s.srcs {
 		flows, err := src.mon.Snapshot()
 		now := time.Now()
 		if err != nil {
@@ -95,8 +99,20 @@ func (s *sampler) sample() {
 		if err := src.csv.Write(now, flows); err != nil && s.err == nil {
 			s.err = err
 		}
+		s.mu.Lock()
+		for _, f := range flows {
+			s.maxRTT[i] = max(s.maxRTT[i], f.SRTT)
+		}
+		s.mu.Unlock()
 	}
 	s.ticks++
+}
+
+// largestRTT is the largest SRTT sampled so far on station i's flows.
+func (s *sampler) largestRTT(i int) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxRTT[i]
 }
 
 func (s *sampler) closeSources() {
