@@ -53,7 +53,7 @@ func stationRecord(st scenario.Station, port int) schema.Station {
 	return schema.Station{Name: st.Name, Group: st.Group, Managed: st.Agent, CCVia: via,
 		Agent: st.Agent, CC: st.CC, StartS: st.Start.Seconds(), StopS: st.Stop.Seconds(), PHYMbps: st.PHYMbps,
 		FER: st.FER, Mobility: st.Mobility, ExtraDelayMS: float64(st.ExtraDelay.D()) / 1e6, Port: port, MaxMbps: st.MaxMbps, Direction: st.Direction,
-		RateControl: st.RateControl, PER: st.PER, Sysctl: st.Sysctl}
+		RateControl: st.RateControl, PER: st.PER, Sysctl: st.Sysctl, PolicyParams: st.PolicyParams}
 }
 
 // wlanRecord is the scenario's medium in the record's terms.

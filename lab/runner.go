@@ -609,7 +609,7 @@ func startAgents(ctx context.Context, r scenario.Run, tb *testbed.Testbed, coopc
 			"--group", labGroup, "--events", filepath.Join(dir, "bounds", st.Name+".jsonl"),
 			"--status-socket", sock, "--lock-dir", tmp,
 			"--dst", tb.Server.Addr.String() + "/32", "--metrics-addr", "", "--log-format", "json"}
-		for _, kv := range paramFlags("", r.PolicyParams) {
+		for _, kv := range paramFlags("", st.PolicyParams) {
 			argv = append(argv, "--param", kv)
 		}
 		argv = append(argv, agentFlags(r)...)

@@ -257,7 +257,10 @@ func TestKillLateScalesWithTheRTT(t *testing.T) {
 
 	ctx2, cancel2 := context.WithCancelCause(context.Background())
 	done := make(chan struct{})
-	go func() { killLate(ctx2, cancel2, 10*time.Millisecond, time.Hour, func() time.Duration { return 0 }); close(done) }()
+	go func() {
+		killLate(ctx2, cancel2, 10*time.Millisecond, time.Hour, func() time.Duration { return 0 })
+		close(done)
+	}()
 	time.Sleep(30 * time.Millisecond)
 	cancel2(nil) // the client exited
 	<-done

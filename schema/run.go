@@ -170,6 +170,10 @@ type Station struct {
 	RateControl string             `json:"rate_control,omitempty"`
 	PER         map[string]float64 `json:"per,omitempty"`
 	Sysctl      map[string]string  `json:"sysctl,omitempty"`
+	// PolicyParams are the --param values the station's agent got (the
+	// run's policy_params with its group's and a swept bound multiplier's
+	// applied); absent for stations without an agent.
+	PolicyParams map[string]any `json:"policy_params,omitempty"`
 	// LaunchedS and ExitedS are when the lab started the station's iperf3
 	// client and when it exited, seconds after TrafficStart (0 = not
 	// recorded). iperf3 counts its -t from its own test start, so a client

@@ -488,8 +488,8 @@ func Group(runs []RunSummary) []GroupSummary {
 // weighted fairness. **[interpretation]** A reference run for a station is a
 // valid run with one station with goodput, of the same kind (same group name
 // and PHY rate, or the same station name when it has no group), the same
-// wired delay and the same other sweep parameters (the run group without
-// mode and N); Maxᵢ is the mean goodput over those runs, whatever their mode
+// wired delay and the same other sweep parameters (Variant: the run group
+// without mode, N and alone); Maxᵢ is the mean goodput over those runs, whatever their mode
 // (alone on the network the modes hardly differ). Runs are changed in place.
 func FillMaxFromReference(runs []RunSummary) {
 	type key struct {
@@ -545,14 +545,16 @@ func FillMaxFromReference(runs []RunSummary) {
 	}
 }
 
-// Variant is a run group key without its mode, n, delay and rep elements:
-// the other parameters the sweep varied ("" when none).
+// Variant is a run group key without its mode, n, delay, rep and alone
+// elements: the other parameters the sweep varied ("" when none). A run of
+// one terminal alone (sweep.alone) therefore shares its variant with the
+// runs of all terminals at the same point.
 func Variant(group string) string {
 	var kept []string
 	for _, p := range strings.Split(group, ",") {
 		k, _, _ := strings.Cut(p, "=")
 		switch k {
-		case "mode", "n", "delay", "rep":
+		case "mode", "n", "delay", "rep", "alone":
 		default:
 			kept = append(kept, p)
 		}

@@ -169,10 +169,11 @@ func TestGroupMeansAndGroupReference(t *testing.T) {
 	runs := []RunSummary{
 		// alone references, 100 Mbit/s wired: phone 40, tablet 10
 		mk("mode=coop,n=1,wired_rate=100Mbps,rep=1", true, [4]any{"sta1", "phone", 433.3, 40.0}),
-		mk("mode=coop,n=1,wired_rate=100Mbps,rep=2", true, [4]any{"sta9", "tablet", 65.0, 10.0}),
+		// (a run of sweep.alone: its alone element is not part of the variant)
+		mk("mode=cubic,n=1,wired_rate=100Mbps,alone=tablet,rep=2", true, [4]any{"sta9", "tablet", 65.0, 10.0}),
 		// a reference at another wired rate must not be used
 		mk("mode=coop,n=1,wired_rate=1Gbps,rep=1", true, [4]any{"sta1", "phone", 433.3, 400.0}),
-		mk("mode=coop,n=3,wired_rate=100Mbps,rep=1", true,
+		mk("mode=coop,n=3,wired_rate=100Mbps,alone=all,rep=1", true,
 			[4]any{"sta1", "phone", 433.3, 20.0}, [4]any{"sta2", "phone", 433.3, 10.0}, [4]any{"sta3", "tablet", 65.0, 5.0}),
 	}
 	r := runs[3]

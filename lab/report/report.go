@@ -39,6 +39,9 @@ type Report struct {
 	// Window is the part of the traffic schedule goodput was measured over
 	// (Options.Window; zero: each station's whole traffic window).
 	Window analysis.Window
+	// Knees are the calibration sweep's knees (analysis.Calibration; nil
+	// without runs of sweep.bound_multiplier).
+	Knees []analysis.CalibrationKnee
 }
 
 // WindowNote is the line that says over which window goodput was measured,
@@ -103,6 +106,19 @@ func Write(res *results.Results, outDir string, opt Options) (*Report, error) {
 	if err := WriteSummaryTable(&txt, groups); err != nil {
 		return nil, err
 	}
+	points, knees := analysis.Calibration(sums)
+	rep.Knees = knees
+	if len(knees) > 0 {
+		txt.WriteString("\n")
+		if err := WriteKneeTable(&txt, knees); err != nil {
+			return nil, err
+		}
+	}
+	calFiles, err := writeCalibration(outDir, points, knees)
+	if err != nil {
+		return nil, err
+	}
+	rep.Files = append(rep.Files, calFiles...)
 	if err := os.WriteFile(filepath.Join(outDir, "summary.txt"), []byte(txt.String()), 0o644); err != nil {
 		return nil, fmt.Errorf("write summary.txt: %w", err)
 	}

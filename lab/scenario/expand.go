@@ -59,6 +59,10 @@ type Station struct {
 	PER map[string]float64 `json:"per,omitempty"`
 	// Sysctl is set in the terminal's namespace before traffic starts.
 	Sysctl map[string]string `json:"sysctl,omitempty"`
+	// PolicyParams are the parameters this terminal's agent gets: the
+	// run's PolicyParams with the group's own and a swept bound multiplier
+	// applied (policy modes, managed terminals only).
+	PolicyParams map[string]any `json:"policy_params,omitempty"`
 }
 
 // Options changes how a scenario expands.
@@ -87,6 +91,8 @@ type runBuild struct {
 	apQSize   int
 	mobility  string
 	faultSet  string // sweep.faults value ("" = no sweep)
+	alone     string // sweep.alone value ("" or AloneAll = every terminal)
+	multiple  int    // sweep.bound_multiplier value (0 = no sweep)
 }
 
 // Expand turns the scenario into its list of runs. Run ids are stable: the
@@ -174,6 +180,17 @@ func (s *Scenario) Expand(opt Options) ([]Run, error) {
 	if len(sw.Faults) > 0 {
 		axes = append(axes, axis{"faults", sw.Faults, func(b *runBuild, i int) { b.faultSet = sw.Faults[i] }})
 	}
+	if len(sw.Alone) > 0 {
+		axes = append(axes, axis{"alone", sw.Alone, func(b *runBuild, i int) {
+			b.alone = sw.Alone[i]
+			if b.alone != AloneAll {
+				b.n = 1
+			}
+		}})
+	}
+	if len(sw.BoundMultiplier) > 0 {
+		axes = append(axes, axis{"bound_multiplier", intLabels(sw.BoundMultiplier), func(b *runBuild, i int) { b.multiple = sw.BoundMultiplier[i] }})
+	}
 	parsed := make([]Mode, len(modes))
 	for i, m := range modes {
 		md, err := ParseMode(m)
@@ -227,7 +244,7 @@ func (s *Scenario) Expand(opt Options) ([]Run, error) {
 }
 
 // idAxes is the order of axes in run ids after the mode.
-var idAxes = []string{"n", "delay", "managed", "wired_rate", "ap_queue_size", "mobility", "faults"}
+var idAxes = []string{"n", "delay", "managed", "wired_rate", "ap_queue_size", "mobility", "faults", "alone", "bound_multiplier"}
 
 func (s *Scenario) buildRun(m Mode, b runBuild, params map[string]string, rep int, scale float64) (Run, error) {
 	r := Run{Mode: m, N: b.n, Delay: b.delay, Rep: rep, Params: map[string]string{},
@@ -315,6 +332,7 @@ func (s *Scenario) buildRun(m Mode, b runBuild, params map[string]string, rep in
 			st.CC = cc
 			if managed {
 				st.CC = "cubic"
+				st.PolicyParams = s.stationParams(m.Policy, grp, b.multiple)
 			}
 		default:
 			st.CC = cc
@@ -323,13 +341,17 @@ func (s *Scenario) buildRun(m Mode, b runBuild, params map[string]string, rep in
 	}
 	if len(t.Groups) > 0 {
 		for gi, g := range t.Groups {
-			name := g.Name
-			if name == "" {
-				name = fmt.Sprintf("group%d", gi+1)
-			}
+			name := groupName(g, gi)
 			managed := g.Managed == nil || *g.Managed
 			grp = &t.Groups[gi]
-			for i := 0; i < g.Count; i++ {
+			count := g.Count
+			if b.alone != "" && b.alone != AloneAll {
+				if b.alone != name {
+					continue
+				}
+				count = 1 // the group's first terminal, alone on the network
+			}
+			for i := 0; i < count; i++ {
 				start := g.Start + Duration(int64(i)*int64(g.Stagger))
 				add(name, managed, g.PHYMbps, g.FER, g.Mobility, start, stop(g.Stop), g.ExtraDelay, g.CC)
 				r.Stations[len(r.Stations)-1].MaxMbps = g.MaxMbps

@@ -152,6 +152,14 @@ type Group struct {
 	RateControl string             `toml:"rate_control"`
 	PER         map[string]float64 `toml:"per"`
 	Sysctl      map[string]string  `toml:"sysctl"`
+	// Policy holds per-policy parameters for this group's agents
+	// ([terminals.group.policy.static] static_hi = 80), added to (and
+	// overriding) the scenario's [policy.NAME] values.
+	Policy map[string]map[string]any `toml:"policy"`
+	// CwndBase is the base cwnd (segments) that sweep.bound_multiplier
+	// multiplies for this group's terminals (papers/003 §6.2); 0 =
+	// DefaultCwndBase.
+	CwndBase int `toml:"cwnd_base"`
 }
 
 // Traffic describes the load every terminal offers.
@@ -173,6 +181,15 @@ type Sweep struct {
 	// Faults lists fault sets ([[faults]] set = NAME) to run one at a
 	// time; "none" = a run without them.
 	Faults []string `toml:"faults"`
+	// Alone lists which terminals run: "all" (every group), or a group's
+	// name (its first terminal only, alone on the network: the reference
+	// runs of papers/003's weighted fairness).
+	Alone []string `toml:"alone"`
+	// BoundMultiplier sweeps the static policy's bounds as papers/003's
+	// calibration does: with multiplier k each managed terminal gets
+	// static_lo = (k−1)·base and static_hi = k·base, base its group's
+	// cwnd_base.
+	BoundMultiplier IntList `toml:"bound_multiplier"`
 }
 
 // Quick holds the reductions `--quick` applies: a shorter duration (all
@@ -629,6 +646,7 @@ func (s *Scenario) Validate() error {
 		}
 	}
 	s.checkFaults(add, maxN)
+	s.checkCalibration(add)
 	if s.Quick.Duration != 0 && s.Quick.Duration.D() < time.Second {
 		add("quick.duration %v: want at least 1s", s.Quick.Duration)
 	}
