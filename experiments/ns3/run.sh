@@ -5,7 +5,12 @@
 # (manager,n,msdu_mbps,mean_phy_mbps,jain,seed,standard), skipping points already there (delete
 # ns3.csv to redo). Then compare.py puts it next to the emulator.
 #
-# usage: [MANAGERS='arf minstrel'] [NS='1 5'] [STANDARDS='a g'] [NICE=10] run.sh [NS3_DIR] [SECONDS (default 5)]
+# TRANSPORT=tcp runs bulk TCP uploads instead (sat.cc --transport=tcp: CUBIC to a server 4 ms
+# behind the AP, 1000-packet queues) into ns3-tcp.csv
+# (manager,n,goodput_mbps,mean_phy_mbps,jain,seed,standard,delay_ms,queue); compare-tcp.py puts it
+# next to the lab's runs of tcp-constant.toml and tcp-arf.toml.
+#
+# usage: [TRANSPORT=tcp] [MANAGERS='arf minstrel'] [NS='1 5'] [STANDARDS='a g'] [NICE=10] run.sh [NS3_DIR] [SECONDS (default 5)]
 #   NS3_DIR: the wheel's ns3/ directory (with include/ and lib64/); default: the one pip
 #            installed for python3 (pip install ns3), found via `python3 -c 'import ns3'`.
 # Not run in CI. Takes a few minutes on an idle machine (N = 20 is the slow case).
@@ -19,13 +24,19 @@ bin=${TMPDIR:-/tmp}/coopcc-ns3-sat
 if [ ! "$bin" -nt "$here/sat.cc" ]; then
   nice -n "${NICE:-10}" g++ -std=c++20 -O1 -I "$ns3/include" "$here/sat.cc" -o "$bin" -L "$ns3/lib64" $libs -Wl,-rpath,"$ns3/lib64"
 fi
-out=$here/ns3.csv
-[ -s "$out" ] || echo "manager,n,msdu_mbps,mean_phy_mbps,jain,seed,standard" > "$out"
+transport=${TRANSPORT:-udp}
+if [ "$transport" = tcp ]; then
+  out=$here/ns3-tcp.csv
+  [ -s "$out" ] || echo "manager,n,goodput_mbps,mean_phy_mbps,jain,seed,standard,delay_ms,queue" > "$out"
+else
+  out=$here/ns3.csv
+  [ -s "$out" ] || echo "manager,n,msdu_mbps,mean_phy_mbps,jain,seed,standard" > "$out"
+fi
 for std in ${STANDARDS:-a g}; do
   for m in ${MANAGERS:-constant arf aarf minstrel}; do
     for n in ${NS:-1 5 10 20}; do
-      grep -q "^$m,$n,.*,$std\$" "$out" && continue
-      nice -n "${NICE:-10}" "$bin" --standard="$std" --manager="$m" --n="$n" --seconds="$secs" | tee -a "$out"
+      grep -q "^$m,$n,[^,]*,[^,]*,[^,]*,[^,]*,$std\(\$\|,\)" "$out" && continue
+      nice -n "${NICE:-10}" "$bin" --transport="$transport" --standard="$std" --manager="$m" --n="$n" --seconds="$secs" | tee -a "$out"
     done
   done
 done

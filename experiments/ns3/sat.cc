@@ -13,12 +13,23 @@
 // (DIFS 34 + SIFS 16 = DIFS 28 + SIFS 10 + 2 x 6 us signal extension), so it
 // is the like-for-like rate set (only the ACK timeout differs, by a few us).
 //
+// --transport=tcp: instead, each station runs one bulk TCP upload (ns-3's
+// TcpCubic, 1448-byte segments, 4 MB socket buffers, delayed ACK every 2
+// segments) to a server behind the AP on a 100 Mbit/s point-to-point link
+// of delay/2 each way, as the lab's `cubic` mode through the emulator
+// (experiments/ns3/tcp-*.toml). Every device's MAC queue holds --queue
+// packets and no queue disc runs (ns-3 installs fq_codel by default; the
+// lab's kernel has none). Prints: manager,n,goodput_mbps,mean_phy_mbps,jain,
+// seed,standard,delay_ms,queue (goodput = TCP payload).
+//
 // Build: see run.sh (links against the ns-3 libraries of the PyPI `ns3` wheel).
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"
 #include "ns3/mobility-module.h"
 #include "ns3/network-module.h"
+#include "ns3/point-to-point-module.h"
+#include "ns3/traffic-control-module.h"
 #include "ns3/wifi-module.h"
 
 #include <iostream>
@@ -48,13 +59,35 @@ main(int argc, char* argv[])
     double seconds = 10, warmup = 2;
     uint32_t seed = 1;
     std::string standard = "g";
+    std::string transport = "udp";
+    double delayMs = 4;
+    uint32_t queue = 1000;
     CommandLine cmd;
     cmd.AddValue("standard", "g (802.11g, DSSS+ERP-OFDM rates) or a (OFDM rates only)", standard);
     cmd.AddValue("n", "stations", n);
     cmd.AddValue("manager", "constant|arf|aarf|minstrel", manager);
     cmd.AddValue("seconds", "measured seconds", seconds);
     cmd.AddValue("seed", "run number", seed);
+    cmd.AddValue("transport", "udp (saturated, sink on the AP) or tcp (bulk uploads to a server behind the AP)", transport);
+    cmd.AddValue("delay", "tcp: round-trip delay of the wired link, ms", delayMs);
+    cmd.AddValue("queue", "tcp: every MAC queue's limit, packets", queue);
     cmd.Parse(argc, argv);
+    bool tcp = transport == "tcp";
+    if (!tcp && transport != "udp")
+    {
+        std::cerr << "unknown transport " << transport << "\n";
+        return 2;
+    }
+    if (tcp)
+    {
+        Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpCubic::GetTypeId()));
+        Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1448));
+        Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(4 << 20));
+        Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(4 << 20));
+        Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
+        Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(2));
+        Config::SetDefault("ns3::WifiMacQueue::MaxSize", QueueSizeValue(QueueSize(std::to_string(queue) + "p")));
+    }
     RngSeedManager::SetSeed(1);
     RngSeedManager::SetRun(seed);
 
@@ -115,26 +148,55 @@ main(int argc, char* argv[])
     mob.Install(ap);
     mob.Install(stas);
 
+    NodeContainer server;
+    server.Create(1);
     InternetStackHelper stack;
     stack.Install(ap);
     stack.Install(stas);
+    stack.Install(server);
     Ipv4AddressHelper addr;
     addr.SetBase("10.1.0.0", "255.255.0.0");
     Ipv4InterfaceContainer apIf = addr.Assign(apDev);
     addr.Assign(staDevs);
+    Ipv4Address serverAddr;
+    if (tcp)
+    {
+        PointToPointHelper wire;
+        wire.SetDeviceAttribute("DataRate", StringValue("100Mbps"));
+        wire.SetChannelAttribute("Delay", TimeValue(MilliSeconds(delayMs / 2)));
+        wire.SetQueue("ns3::DropTailQueue", "MaxSize", QueueSizeValue(QueueSize("1000p")));
+        NetDeviceContainer wired = wire.Install(ap.Get(0), server.Get(0));
+        addr.SetBase("10.2.0.0", "255.255.255.0");
+        serverAddr = addr.Assign(wired).GetAddress(1);
+        TrafficControlHelper tch;
+        tch.Uninstall(wired);
+        tch.Uninstall(apDev);
+        tch.Uninstall(staDevs);
+    }
     Ipv4GlobalRoutingHelper::PopulateRoutingTables();
 
     std::vector<Ptr<PacketSink>> sinks;
     for (uint32_t i = 0; i < n; i++)
     {
         uint16_t port = 9000 + i;
-        PacketSinkHelper sink("ns3::UdpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), port));
-        ApplicationContainer s = sink.Install(ap.Get(0));
+        std::string factory = tcp ? "ns3::TcpSocketFactory" : "ns3::UdpSocketFactory";
+        PacketSinkHelper sink(factory, InetSocketAddress(Ipv4Address::GetAny(), port));
+        ApplicationContainer s = sink.Install(tcp ? server.Get(0) : ap.Get(0));
         s.Start(Seconds(0));
         sinks.push_back(DynamicCast<PacketSink>(s.Get(0)));
-        OnOffHelper src("ns3::UdpSocketFactory", InetSocketAddress(apIf.GetAddress(0), port));
-        src.SetConstantRate(DataRate("60Mbps"), 1472); // far above any station's share
-        ApplicationContainer c = src.Install(stas.Get(i));
+        ApplicationContainer c;
+        if (tcp)
+        {
+            BulkSendHelper src(factory, InetSocketAddress(serverAddr, port));
+            src.SetAttribute("SendSize", UintegerValue(1448));
+            c = src.Install(stas.Get(i));
+        }
+        else
+        {
+            OnOffHelper src(factory, InetSocketAddress(apIf.GetAddress(0), port));
+            src.SetConstantRate(DataRate("60Mbps"), 1472); // far above any station's share
+            c = src.Install(stas.Get(i));
+        }
         c.Start(Seconds(0.5 + 0.01 * i));
     }
     Config::ConnectWithoutContext("/NodeList/0/DeviceList/*/$ns3::WifiNetDevice/Phy/MonitorSnifferRx",
@@ -158,11 +220,16 @@ main(int argc, char* argv[])
         sum += b;
         sq += b * b;
     }
-    double msduMbps = total * 8 / seconds / 1e6 * 1500.0 / 1472.0;
+    // UDP: MSDU (IP packet) Mbit/s; TCP: goodput (payload) Mbit/s.
+    double mbps = total * 8 / seconds / 1e6 * (tcp ? 1.0 : 1500.0 / 1472.0);
     double jain = sq > 0 ? sum * sum / (n * sq) : 0;
     double mean = g_rateFrames > 0 ? g_rateSum / g_rateFrames : 0;
-    std::cout << manager << "," << n << "," << msduMbps << "," << mean << "," << jain << "," << seed << ","
-              << standard << "\n";
+    std::cout << manager << "," << n << "," << mbps << "," << mean << "," << jain << "," << seed << "," << standard;
+    if (tcp)
+    {
+        std::cout << "," << delayMs << "," << queue;
+    }
+    std::cout << "\n";
     Simulator::Destroy();
     return 0;
 }
