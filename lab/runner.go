@@ -386,7 +386,7 @@ func executeRun(ctx context.Context, r scenario.Run, cfg RunnerConfig) (res *sch
 	}
 
 	// Monitor sampling into flows.csv.
-	smp, err := startSampler(r, tb, filepath.Join(dir, "flows.csv"), cfg.SampleInterval)
+	smp, err := startSampler(r, tb, dir, cfg.SampleInterval)
 	if err != nil {
 		return res, err
 	}

@@ -31,28 +31,53 @@ func AckedBytes(s Series) uint64 {
 // opened inside the window counts from zero; one that closed inside it counts
 // up to its last sample.
 func AckedInWindow(s Series, t0, t1 float64) float64 {
+	return counterInWindow(s, t0, t1, func(x Sample) uint64 { return x.BytesAcked })
+}
+
+// ReceivedInWindow is AckedInWindow of the receiving socket's bytes_received:
+// what arrived in order between t0 and t1, without the delay of the ACKs'
+// way back that the sender's bytes_acked carries.
+func ReceivedInWindow(s Series, t0, t1 float64) float64 {
+	return counterInWindow(s, t0, t1, func(x Sample) uint64 { return x.BytesReceived })
+}
+
+// counterInWindow is the increase of a monotone per-flow counter between
+// run times t0 and t1, interpolated linearly between samples.
+func counterInWindow(s Series, t0, t1 float64, counter func(Sample) uint64) float64 {
 	if len(s.Samples) == 0 || t1 <= t0 {
 		return 0
 	}
 	at := func(t float64) float64 {
 		sm := s.Samples
 		if t <= sm[0].T {
-			return 0 // the flow (or its recording) had not started: nothing acknowledged yet
+			return 0 // the flow (or its recording) had not started: nothing counted yet
 		}
 		if t >= sm[len(sm)-1].T {
-			return float64(sm[len(sm)-1].BytesAcked)
+			return float64(counter(sm[len(sm)-1]))
 		}
 		i := sort.Search(len(sm), func(i int) bool { return sm[i].T >= t })
 		a, b := sm[i-1], sm[i]
 		if b.T <= a.T {
-			return float64(b.BytesAcked)
+			return float64(counter(b))
 		}
-		return float64(a.BytesAcked) + (float64(b.BytesAcked)-float64(a.BytesAcked))*(t-a.T)/(b.T-a.T)
+		return float64(counter(a)) + (float64(counter(b))-float64(counter(a)))*(t-a.T)/(b.T-a.T)
 	}
 	if d := at(t1) - at(t0); d > 0 {
 		return d
 	}
 	return 0
+}
+
+// ReceiverFlows returns the receiving side's data flows of a station (from
+// receivers.csv): its series that received at least MinDataBytes.
+func ReceiverFlows(receivers []Series, station string) []Series {
+	var out []Series
+	for _, s := range receivers {
+		if n := len(s.Samples); s.Key.Station == station && n > 0 && s.Samples[n-1].BytesReceived-s.Samples[0].BytesReceived >= MinDataBytes {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // windowSlack is how far before a station's stop time the run's recording may

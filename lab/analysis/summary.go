@@ -16,11 +16,17 @@ import (
 // window: a flow starved while the others ran drains its multi-megabyte
 // socket and station queue alone afterwards at the full rate, and summing
 // such per-flow averages over-states the aggregate (seen: 49 Mbit/s "total"
-// on a 24 Mbit/s medium). The other sources are fallbacks.
+// on a 24 Mbit/s medium). SourceReceiver is the same window measured at the
+// receiving socket (bytes_received in receivers.csv), preferred when the run
+// recorded it: the sender's bytes_acked counts data only once its ACK is
+// back, and behind seconds of queued ACKs a window that closes while the
+// queue still grows loses the last seconds of delivery (a 20 s window behind
+// a queue growing to 3 s loses ~15 %). The other sources are fallbacks.
 const (
-	SourceWindow = "window"    // flows.csv bytes_acked inside [start_s, stop_s]
-	SourceIperf  = "iperf3"    // end.sum_received of the station's iperf3 report
-	SourceAcked  = "flows.csv" // bytes_acked over the whole recording
+	SourceReceiver = "receiver"  // receivers.csv bytes_received inside [start_s, stop_s]
+	SourceWindow   = "window"    // flows.csv bytes_acked inside [start_s, stop_s]
+	SourceIperf    = "iperf3"    // end.sum_received of the station's iperf3 report
+	SourceAcked    = "flows.csv" // bytes_acked over the whole recording
 )
 
 // StationSummary is the per-station (per-terminal) result of one run.
@@ -183,11 +189,18 @@ func Summarize(run Run, rule LossRule) RunSummary {
 		for _, f := range flows {
 			windowBytes += AckedInWindow(f, st.StartS, st.StopS)
 		}
+		source := SourceWindow
+		if rx := ReceiverFlows(run.Receivers, st.Name); covered && len(rx) > 0 {
+			windowBytes, source = 0, SourceReceiver
+			for _, f := range rx {
+				windowBytes += ReceivedInWindow(f, st.StartS, st.StopS)
+			}
+		}
 		if ip, ok := run.Iperf[st.Name]; ok && ip.ReceivedSeconds > 0 {
 			ss.IperfMbps = ip.GoodputMbps()
 		}
 		if covered {
-			ss.GoodputMbps, ss.GoodputSource = windowBytes*8/(st.StopS-st.StartS)/1e6, SourceWindow
+			ss.GoodputMbps, ss.GoodputSource = windowBytes*8/(st.StopS-st.StartS)/1e6, source
 		} else if !math.IsNaN(ss.IperfMbps) {
 			ss.GoodputMbps, ss.GoodputSource = ss.IperfMbps, SourceIperf
 		} else if len(flows) > 0 && last > first {

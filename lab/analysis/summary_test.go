@@ -256,3 +256,40 @@ func TestGoodputIsMeasuredInTheWindow(t *testing.T) {
 		t.Errorf("iperf3 cross-check value %g, want 18.25", got)
 	}
 }
+
+// Behind a queue of ACKs that grows during the window, the sender's
+// bytes_acked lags what the receiver got: the receiver's side is the
+// goodput when the run recorded it, and only for the stations it covers.
+func TestGoodputFromTheReceiver(t *testing.T) {
+	const mb = 1 << 20
+	series := func(station string, counter func(t float64) uint64, received bool) Series {
+		s := Series{Key: FlowKey{Station: station, Src: "a", Dst: "b"}}
+		for i := 0; i <= 100; i++ {
+			x := Sample{T: float64(i) / 10, SRTT: 10 * time.Millisecond}
+			if received {
+				x.BytesReceived = counter(x.T)
+			} else {
+				x.BytesAcked = counter(x.T)
+			}
+			s.Samples = append(s.Samples, x)
+		}
+		return s
+	}
+	// 1 MB/s delivered; the ACK delay grows from 0 to 2 s over the 10 s window.
+	delivered := func(t float64) uint64 { return uint64(t * mb) }
+	acked := func(t float64) uint64 { return uint64(max(0, t-0.2*t) * mb) }
+	run := Run{
+		Info: RunInfo{ID: "mode=cubic,n=2,delay=4ms,rep=1", Mode: "cubic", N: 2, Valid: true,
+			Stations: []Station{{Name: "sta1", StopS: 10}, {Name: "sta2", StopS: 10}}},
+		Flows:     []Series{series("sta1", acked, false), series("sta2", acked, false)},
+		Receivers: []Series{series("sta1", delivered, true), series("sta1", func(float64) uint64 { return 300 }, true)},
+	}
+	rs := Summarize(run, DefaultLossRule())
+	want := 8.0 * mb / 1e6 // 1 MB/s in Mbit/s
+	if s := rs.Stations[0]; s.GoodputSource != SourceReceiver || !near(s.GoodputMbps, want) {
+		t.Errorf("sta1: %g Mbit/s from %q, want %g from the receiver", s.GoodputMbps, s.GoodputSource, want)
+	}
+	if s := rs.Stations[1]; s.GoodputSource != SourceWindow || !near(s.GoodputMbps, 0.8*want) {
+		t.Errorf("sta2 (no receiver series): %g from %q, want %g from the sender's window", s.GoodputMbps, s.GoodputSource, 0.8*want)
+	}
+}

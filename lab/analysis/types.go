@@ -19,11 +19,15 @@ import (
 // runs/<run-id>/ of a results directory). Only Info is required; every other
 // part may be empty when the run did not record it.
 type Run struct {
-	Info   RunInfo
-	Iperf  map[string]Iperf        // by station name (iperf3/<station>.json)
-	Flows  []Series                // monitor time series (flows.csv), one per flow
-	Bounds map[string][]BoundEvent // agent bound changes by station (bounds/<station>.jsonl)
-	Emu    *Emu                    // emulator statistics; nil when emu/ is absent
+	Info  RunInfo
+	Iperf map[string]Iperf // by station name (iperf3/<station>.json)
+	Flows []Series         // monitor time series (flows.csv), one per flow
+	// Receivers are the receiving sockets' time series (receivers.csv: the
+	// server's for uploads, the station's for downloads), labelled by
+	// station; empty in runs recorded before the lab sampled them.
+	Receivers []Series
+	Bounds    map[string][]BoundEvent // agent bound changes by station (bounds/<station>.jsonl)
+	Emu       *Emu                    // emulator statistics; nil when emu/ is absent
 	// T0 is the Unix time (seconds) that flows.csv's t_s values were
 	// rebased by, so that sample times are seconds since the recording
 	// started; 0 when the file already held relative times.
@@ -108,8 +112,11 @@ type Sample struct {
 	Sacked       uint32 // optional column "sacked": segments the receiver SACKed (dup-ACK evidence)
 	Unacked      uint32
 	BytesAcked   uint64
-	DeliveryRate float64 // bytes/s
-	AppLimited   bool
+	// BytesReceived is the socket's bytes received in order (column
+	// bytes_received): the receiving side's counter, in receivers.csv.
+	BytesReceived uint64
+	DeliveryRate  float64 // bytes/s
+	AppLimited    bool
 }
 
 // Series is the time series of one flow, sorted by time.

@@ -195,6 +195,9 @@ func LoadRun(dir string) (analysis.Run, []string, error) {
 	} else {
 		return run, nil, fmt.Errorf("open flows.csv: %w", err)
 	}
+	if err := loadReceivers(&run, dir); err != nil {
+		return run, nil, err
+	}
 
 	// bounds/<station>.jsonl
 	bs, err := filepath.Glob(filepath.Join(dir, "bounds", "*.jsonl"))
@@ -286,4 +289,35 @@ func InfoFromID(id string) analysis.RunInfo {
 		}
 	}
 	return info
+}
+
+// loadReceivers reads receivers.csv (the receiving sockets, labelled by
+// station) onto the run's clock (run.T0, set from flows.csv); absent in runs
+// recorded before the lab sampled receivers, and unusable without flows.csv's
+// clock.
+func loadReceivers(run *analysis.Run, dir string) error {
+	p := filepath.Join(dir, "receivers.csv")
+	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("open receivers.csv: %w", err)
+	}
+	defer f.Close()
+	rx, t0, err := ParseFlowsCSV(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", p, err)
+	}
+	if t0 == 0 || run.T0 == 0 {
+		return nil // no common clock with flows.csv
+	}
+	d := t0 - run.T0
+	for fi := range rx {
+		for si := range rx[fi].Samples {
+			rx[fi].Samples[si].T += d
+		}
+	}
+	run.Receivers = rx
+	return nil
 }

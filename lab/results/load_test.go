@@ -290,6 +290,22 @@ func TestLoadPutsSamplesOnTheRunClock(t *testing.T) {
 	if st := r.Info.Stations[0]; st.Group != "vehicle" || st.Mobility != "drive" || r.Info.Direction != "up" {
 		t.Errorf("station %+v direction %q", st, r.Info.Direction)
 	}
+	if len(r.Receivers) != 0 {
+		t.Errorf("%d receiver series in a run without receivers.csv", len(r.Receivers))
+	}
+	// receivers.csv, one sample 3.5 s after the run started (1795316398),
+	// lands on the same clock as flows.csv, with its bytes_received.
+	rx := "t_s,netns,src,dst,cwnd,bytes_received\n1795316401.5,sta1,10.0.0.254:5201,10.0.0.1:40000,10,123456\n"
+	if err := os.WriteFile(filepath.Join(run, "receivers.csv"), []byte(rx), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if res, err = Load(root); err != nil {
+		t.Fatal(err)
+	}
+	r = res.Runs[0]
+	if len(r.Receivers) != 1 || !near(r.Receivers[0].Samples[0].T, 3.5) || r.Receivers[0].Samples[0].BytesReceived != 123456 {
+		t.Errorf("receivers %+v, want one sample at 3.5 s with 123456 bytes", r.Receivers)
+	}
 }
 
 func TestTrafficZero(t *testing.T) {

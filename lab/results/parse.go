@@ -113,7 +113,7 @@ func ParseFlowsCSV(r io.Reader) (flows []analysis.Series, t0 float64, err error)
 			SRTT: p.us("srtt_us"), RTTVar: p.us("rttvar_us"), MinRTT: p.us("min_rtt_us"),
 			CAState: uint8(p.u32("ca_state")), Retrans: p.u32("retrans"), TotalRetrans: p.u32("total_retrans"),
 			Lost: p.u32("lost"), Sacked: p.u32("sacked"), Unacked: p.u32("unacked"), BytesAcked: p.u64("bytes_acked"),
-			DeliveryRate: p.float("delivery_rate_Bps"), AppLimited: p.bool("app_limited"),
+			BytesReceived: p.u64("bytes_received"), DeliveryRate: p.float("delivery_rate_Bps"), AppLimited: p.bool("app_limited"),
 		}
 		if p.err != nil {
 			return nil, 0, p.err
