@@ -21,8 +21,10 @@ count = 1
 bound_multiplier = [2, 8]
 `
 
-func TestExpandBoundMultiplier(t *testing.T) {
-	s, err := Parse([]byte(calibration))
+// mustExpand parses and expands src, which must give n runs.
+func mustExpand(t *testing.T, src string, n int) []Run {
+	t.Helper()
+	s, err := Parse([]byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,9 +32,14 @@ func TestExpandBoundMultiplier(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(runs) != 2 {
-		t.Fatalf("%d runs, want 2", len(runs))
+	if len(runs) != n {
+		t.Fatalf("%d runs, want %d", len(runs), n)
 	}
+	return runs
+}
+
+func TestExpandBoundMultiplier(t *testing.T) {
+	runs := mustExpand(t, calibration, 2)
 	if runs[1].ID != "mode=static,n=3,delay=0ms,bound_multiplier=8,rep=1" {
 		t.Errorf("id %q", runs[1].ID)
 	}
@@ -50,17 +57,7 @@ func TestExpandAlone(t *testing.T) {
 	src := strings.Replace(calibration, `modes = ["static"]`, `modes = ["cubic", "coop"]`, 1)
 	src = strings.Replace(src, "bound_multiplier = [2, 8]", `alone = ["all", "slow", "fast"]`, 1)
 	src += "[policy.coop]\nmin_segments = 2\n[terminals.group.policy.coop]\nmin_segments = 3\n"
-	s, err := Parse([]byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	runs, err := s.Expand(Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(runs) != 6 {
-		t.Fatalf("%d runs, want 6", len(runs))
-	}
+	runs := mustExpand(t, src, 6)
 	byID := map[string]Run{}
 	for _, r := range runs {
 		byID[r.ID] = r
