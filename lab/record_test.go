@@ -23,7 +23,8 @@ func fullRun() schema.Run {
 		return schema.Station{Name: name, Addr: "10.77.0.2", Group: group, Managed: managed, Agent: managed, CC: "cubic",
 			CCVia: "agent", StartS: startS, StopS: stopS, PHYMbps: phy, FER: 0.01, Mobility: "walk", ExtraDelayMS: 4,
 			Port: 5201, MaxMbps: 21.5, LaunchedS: startS + 0.1, ExitedS: stopS + 0.2, Direction: "up",
-			RateControl: "minstrel", PER: map[string]float64{"54": 0.1}, Sysctl: map[string]string{"net.ipv4.tcp_recovery": "0"}}
+			RateControl: "minstrel", PER: map[string]float64{"54": 0.1}, Sysctl: map[string]string{"net.ipv4.tcp_recovery": "0"},
+			PolicyParams: map[string]any{"static_lo": 230.0, "static_hi": 240.0}}
 	}
 	return schema.Run{Schema: schema.RunVersion, ID: "mode=coop,n=2,delay=256ms,rep=2", Mode: "coop", ModeKind: "policy",
 		Policy: "coop", N: 2, DelayMS: 256, Rep: 2, Params: map[string]string{"managed": "1"},
