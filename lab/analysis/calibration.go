@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/coopcc/coopcc/policy"
@@ -68,7 +67,7 @@ func Calibration(runs []RunSummary) ([]CalibrationPoint, []CalibrationKnee) {
 		if err != nil || !r.Valid {
 			continue
 		}
-		variant := withoutParam(Variant(r.Group), "bound_multiplier")
+		variant := withoutParams(Variant(r.Group), "bound_multiplier")
 		for _, st := range r.Stations {
 			if math.IsNaN(st.GoodputMbps) || st.RTT.Count == 0 {
 				continue
@@ -108,16 +107,4 @@ func Calibration(runs []RunSummary) ([]CalibrationPoint, []CalibrationKnee) {
 		return cmp.Or(cmp.Compare(a.Variant, b.Variant), cmp.Compare(a.DelayMS, b.DelayMS), cmp.Compare(a.Group, b.Group))
 	})
 	return outP, outK
-}
-
-// withoutParam drops the key=value element of key from a comma-separated
-// run-group string.
-func withoutParam(group, key string) string {
-	var kept []string
-	for _, p := range strings.Split(group, ",") {
-		if k, _, _ := strings.Cut(p, "="); k != key && p != "" {
-			kept = append(kept, p)
-		}
-	}
-	return strings.Join(kept, ",")
 }

@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -186,14 +187,15 @@ func Summarize(run Run, rule LossRule) RunSummary {
 		cx, cy := srttGoodputPairs(flows, from, to)
 		corrX, corrY = append(corrX, cx...), append(corrY, cy...)
 		windowBytes, covered := 0.0, len(flows) > 0 && st.StopS > st.StartS && recordedUntil(run) >= st.StopS-windowSlack
-		for _, f := range flows {
-			windowBytes += AckedInWindow(f, st.StartS, st.StopS)
-		}
 		source := SourceWindow
 		if rx := ReceiverFlows(run.Receivers, st.Name); covered && len(rx) > 0 {
-			windowBytes, source = 0, SourceReceiver
+			source = SourceReceiver
 			for _, f := range rx {
 				windowBytes += ReceivedInWindow(f, st.StartS, st.StopS)
+			}
+		} else {
+			for _, f := range flows {
+				windowBytes += AckedInWindow(f, st.StartS, st.StopS)
 			}
 		}
 		if ip, ok := run.Iperf[st.Name]; ok && ip.ReceivedSeconds > 0 {
@@ -563,12 +565,15 @@ func FillMaxFromReference(runs []RunSummary) {
 // one terminal alone (sweep.alone) therefore shares its variant with the
 // runs of all terminals at the same point.
 func Variant(group string) string {
+	return withoutParams(group, "mode", "n", "delay", "rep", "alone")
+}
+
+// withoutParams drops the key=value elements of the given keys from a
+// comma-separated run-group string.
+func withoutParams(group string, keys ...string) string {
 	var kept []string
 	for _, p := range strings.Split(group, ",") {
-		k, _, _ := strings.Cut(p, "=")
-		switch k {
-		case "mode", "n", "delay", "rep", "alone":
-		default:
+		if k, _, _ := strings.Cut(p, "="); p != "" && !slices.Contains(keys, k) {
 			kept = append(kept, p)
 		}
 	}

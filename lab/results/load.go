@@ -182,11 +182,7 @@ func LoadRun(dir string) (analysis.Run, []string, error) {
 		if start := trafficZero(run.Info, t0); t0 != 0 && start != 0 {
 			s := start
 			if d := t0 - s; d > -86400 && d < 86400 {
-				for fi := range run.Flows {
-					for si := range run.Flows[fi].Samples {
-						run.Flows[fi].Samples[si].T += d
-					}
-				}
+				shiftSamples(run.Flows, d)
 				run.T0 = s
 			}
 		}
@@ -312,12 +308,16 @@ func loadReceivers(run *analysis.Run, dir string) error {
 	if t0 == 0 || run.T0 == 0 {
 		return nil // no common clock with flows.csv
 	}
-	d := t0 - run.T0
-	for fi := range rx {
-		for si := range rx[fi].Samples {
-			rx[fi].Samples[si].T += d
-		}
-	}
+	shiftSamples(rx, t0-run.T0)
 	run.Receivers = rx
 	return nil
+}
+
+// shiftSamples adds d seconds to the time of every sample of every series.
+func shiftSamples(series []analysis.Series, d float64) {
+	for fi := range series {
+		for si := range series[fi].Samples {
+			series[fi].Samples[si].T += d
+		}
+	}
 }
