@@ -9,11 +9,12 @@ import (
 )
 
 // The per-run progress line carries the numbers the report will show
-// (window goodput, Jain, p95 RTT), not iperf3's per-flow lifetime totals.
+// (goodput in the traffic window and where it was measured, Jain, p95 RTT),
+// not iperf3's per-flow lifetime totals.
 func TestProgressLineUsesTheReportsNumbers(t *testing.T) {
 	dir := filepath.Join("results", "testdata", "results", "runs", "mode=cubic,n=2,delay=4ms,rep=1")
 	got := progressLine(dir, &schema.Run{Valid: true})
-	for _, want := range []string{"aggregate ", "Mbit/s (window goodput)", "Jain ", "p95 RTT "} {
+	for _, want := range []string{"aggregate ", "Mbit/s (goodput from window)", "Jain ", "p95 RTT "} {
 		if !strings.Contains(got, want) {
 			t.Errorf("progress line %q lacks %q", got, want)
 		}

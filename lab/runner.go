@@ -220,8 +220,8 @@ func RunScenario(ctx context.Context, s *scenario.Scenario, cfg RunnerConfig) (*
 
 // progressLine says how the run went in the numbers the report will show:
 // it loads the run directory the way `coopcc lab report` does and
-// summarises it (window goodput over the union of the traffic windows, Jain,
-// p95 RTT, validity including the capacity check). When the run cannot be
+// summarises it (goodput over the union of the traffic windows and where it
+// was measured, Jain, p95 RTT, validity including the capacity check). When the run cannot be
 // loaded it falls back to run.json's verdict.
 func progressLine(dir string, r *schema.Run) string {
 	run, _, err := results.LoadRun(dir)
@@ -237,8 +237,8 @@ func progressLine(dir string, r *schema.Run) string {
 	if !s.Valid {
 		v = "INVALID (" + s.InvalidReason + ")"
 	}
-	return fmt.Sprintf("aggregate %.2f Mbit/s (window goodput), Jain %.3f, p95 RTT %.0f ms, %s",
-		s.AggregateMbps, s.Jain, s.RTT.P95, v)
+	return fmt.Sprintf("aggregate %.2f Mbit/s (goodput from %s), Jain %.3f, p95 RTT %.0f ms, %s",
+		s.AggregateMbps, s.GoodputSources(), s.Jain, s.RTT.P95, v)
 }
 
 // prepareOut creates the results directory; an existing non-empty one is

@@ -105,6 +105,19 @@ type RunSummary struct {
 	SRTTGoodputCorr float64
 }
 
+// GoodputSources names where the stations' goodput came from (Source*
+// constants), each once in order of first appearance, joined by "+"; ""
+// when no station has one.
+func (s RunSummary) GoodputSources() string {
+	var srcs []string
+	for _, st := range s.Stations {
+		if st.GoodputSource != "" && !slices.Contains(srcs, st.GoodputSource) {
+			srcs = append(srcs, st.GoodputSource)
+		}
+	}
+	return strings.Join(srcs, "+")
+}
+
 // Summarize computes the run's metrics.
 func Summarize(run Run, rule LossRule) RunSummary {
 	info := run.Info

@@ -292,4 +292,7 @@ func TestGoodputFromTheReceiver(t *testing.T) {
 	if s := rs.Stations[1]; s.GoodputSource != SourceWindow || !near(s.GoodputMbps, 0.8*want) {
 		t.Errorf("sta2 (no receiver series): %g from %q, want %g from the sender's window", s.GoodputMbps, s.GoodputSource, 0.8*want)
 	}
+	if got := rs.GoodputSources(); got != SourceReceiver+"+"+SourceWindow {
+		t.Errorf("run's goodput sources %q, want %q", got, SourceReceiver+"+"+SourceWindow)
+	}
 }
