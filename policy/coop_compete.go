@@ -25,6 +25,7 @@ import (
 // retry, and returns to OffFor after a whole off period of cooperation.
 type compete struct {
 	since     time.Time // episode start; zero = none
+	cutAt     time.Time // when the episode's cut was first in force; zero = not yet
 	d0, c0    float64   // queueing delay (s) and capacity (B/s) at the start
 	m0        float64   // the group's delivery rate (B/s) at the start (0 = unknown)
 	n0        int       // terminals in the group at the start
@@ -73,8 +74,13 @@ func (s *compete) restartEpisode() { s.since = time.Time{} }
 // begin opens an episode at now unless one is open.
 func (s *compete) begin(now time.Time, n int, d, capacity, measured float64) {
 	if s.since.IsZero() {
-		s.since, s.n0, s.d0, s.c0, s.m0 = now, n, d, capacity, measured
+		s.start(now, n, d, capacity, measured)
 	}
+}
+
+// start opens an episode at now from the group as it is.
+func (s *compete) start(now time.Time, n int, d, capacity, measured float64) {
+	s.since, s.cutAt, s.n0, s.d0, s.c0, s.m0 = now, time.Time{}, n, d, capacity, measured
 }
 
 // hold is the least capacity estimate coop may use while an episode is
@@ -132,8 +138,7 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 		// A group that changed (a terminal joined, left, or its status
 		// messages were late behind the queue) changes the queue by itself:
 		// the test starts again with the group as it is.
-		s.since = time.Time{}
-		s.begin(now, n, d, capacity, measured)
+		s.start(now, n, d, capacity, measured)
 		return ""
 	}
 	if d > s.d0 && now.Sub(s.since) <= seconds(rbar+d) {
@@ -143,14 +148,21 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 		// 256 ms): the queue the cut is judged against is its peak.
 		s.d0 = d
 	}
-	wait := max(cp.OffAfter, seconds(2*(rbar+s.d0)))
+	settle := seconds(2 * (rbar + s.d0))
+	wait := max(cp.OffAfter, settle)
 	cut := capacity <= InelasticCut*s.ref()*(1+1e-9)
+	if cut && s.cutAt.IsZero() {
+		s.cutAt = now
+	}
+	// The queue answers a cut two round trips after it (the windows take
+	// one, the RTT samples another), however early in the episode it came.
+	cutSettled := cut && now.Sub(s.cutAt) >= settle
 	atFloor := sized > 0 && capacity <= floorWin/sized
-	if now.Sub(s.since) < wait || !(cut || atFloor) {
+	if now.Sub(s.since) < wait || !(cutSettled || atFloor) {
 		return ""
 	}
 	if d < InelasticQueue*s.d0 {
-		s.since, s.d0, s.c0, s.m0 = now, d, capacity, measured // it followed the cut: ours, a new episode from here
+		s.start(now, n, d, capacity, measured) // it followed the cut: ours, a new episode from here
 		return ""
 	}
 	// At the floor the windows cannot be cut: the queue is ours if the
@@ -162,7 +174,7 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 		explained = max(explained, floorWin/ref-rbar)
 	}
 	if d <= cp.OffRatio*explained && !cut {
-		s.since, s.d0, s.c0, s.m0 = now, d, capacity, measured
+		s.start(now, n, d, capacity, measured)
 		return ""
 	}
 	if !s.retriedAt.IsZero() { // inelastic again within an off period of the retry

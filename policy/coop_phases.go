@@ -186,10 +186,13 @@ func targetQueue(cp CoopParams, g group, mss, capacity, segs float64) float64 {
 // the sum is C₀ itself (C₀·g: at most a k-sized overshoot); with an idle
 // bottleneck it is C·(R̄+d*)/R̄ (a ×ρ_t·g probe per tick). It also lets the
 // estimate rise while the RTT is inflated when the delivery rate grows
-// (windows rounded up, a path that got faster). hold is the least estimate
-// the elasticity test allows (compete.hold). It returns the new estimate and
-// the gain applied.
-func nextCapacity(cp CoopParams, g group, c, dStar, mss, hold float64) (float64, float64) {
+// (windows rounded up, a path that got faster) — unless lift is false:
+// while the elasticity test runs far above the target, windows still under
+// their bounds raise the delivery, and lifting the estimate to it would undo
+// the cut the test waits for (evaluate). hold is the least estimate the
+// elasticity test allows (compete.hold). It returns the new estimate and the
+// gain applied.
+func nextCapacity(cp CoopParams, g group, c, dStar, mss, hold float64, lift bool) (float64, float64) {
 	gain := min(max(math.Pow((g.rbar+dStar)/(g.rbar+g.d), cp.Gain), cp.GainMin), cp.GainMax)
 	if g.slack {
 		// Most windows are under their bounds (the kernel's CUBIC regrowing
@@ -206,7 +209,10 @@ func nextCapacity(cp CoopParams, g group, c, dStar, mss, hold float64) (float64,
 		// (6 s to ramp from a slow-start estimate at 256 ms in the testbed).
 		gain = cp.GainMax
 	}
-	c = max(c, g.measured) * gain
+	if lift {
+		c = max(c, g.measured)
+	}
+	c *= gain
 	if g.measured > 0 {
 		c = min(c, cp.ProbeCap*g.measured)
 		if g.d >= dStar {

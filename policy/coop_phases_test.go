@@ -90,25 +90,25 @@ func TestNextCapacityStepsOfTheLaw(t *testing.T) {
 
 	// Above the true capacity the log error shrinks by (1−k) per step.
 	c := 1.08 * c0 // within BusyCap (1.1): the law alone acts
-	next, gain := nextCapacity(cp, busy(c), c, dStar, mss, 0)
+	next, gain := nextCapacity(cp, busy(c), c, dStar, mss, 0, true)
 	if want := math.Log(c/c0) * (1 - cp.Gain); math.Abs(math.Log(next/c0)-want) > 1e-9 {
 		t.Errorf("C %.0f: next %.0f (gain %.4f), log error %.4f, want %.4f", c, next, gain, math.Log(next/c0), want)
 	}
 	// Far above: BusyCap caps the estimate at 1.1 × what is delivered.
-	if next, _ := nextCapacity(cp, busy(2*c0), 2*c0, dStar, mss, 0); next != cp.BusyCap*c0 {
+	if next, _ := nextCapacity(cp, busy(2*c0), 2*c0, dStar, mss, 0, true); next != cp.BusyCap*c0 {
 		t.Errorf("C = 2C₀ while busy: next %.0f, want BusyCap × measured %.0f", next, cp.BusyCap*c0)
 	}
 	// Idle bottleneck (no queue): probe at GainMax, capped at ProbeCap × measured.
 	idle := group{terms: make([]terminal, n), rbar: rbar, d: 0, measured: 2e6}
-	next, gain = nextCapacity(cp, idle, 2e6, dStar, mss, 0)
+	next, gain = nextCapacity(cp, idle, 2e6, dStar, mss, 0, true)
 	if gain != cp.GainMax || next != 2e6*cp.GainMax {
 		t.Errorf("idle: gain %v next %.0f, want %v and %.0f", gain, next, cp.GainMax, 2e6*cp.GainMax)
 	}
 	// The elasticity test's hold and the n-segment guard are lower limits.
-	if next, _ := nextCapacity(cp, busy(4*c0), 1, dStar, mss, 7e6); next != 7e6 {
+	if next, _ := nextCapacity(cp, busy(4*c0), 1, dStar, mss, 7e6, true); next != 7e6 {
 		t.Errorf("hold 7e6: next %.0f, want 7e6", next)
 	}
-	if next, _ := nextCapacity(cp, group{terms: make([]terminal, n), rbar: rbar, d: 10}, 1, dStar, mss, 0); next != float64(n)*mss {
+	if next, _ := nextCapacity(cp, group{terms: make([]terminal, n), rbar: rbar, d: 10}, 1, dStar, mss, 0, true); next != float64(n)*mss {
 		t.Errorf("nothing delivered: next %.0f, want n·MSS %.0f", next, float64(n)*mss)
 	}
 }
@@ -245,12 +245,12 @@ func TestNextCapacityHoldsWhileWindowsHaveSlack(t *testing.T) {
 		t.Fatalf("formGroup: ok %v slack %v, want a group with slack (7 of 9 known under %.1f)", ok, g.slack, SlackUse)
 	}
 	g.d = 0.003 // a queue far under d*: idle by the queue alone
-	next, gain := nextCapacity(cp, g, 2.2e6, 0.038, 1448, 0)
+	next, gain := nextCapacity(cp, g, 2.2e6, 0.038, 1448, 0, true)
 	if gain > 1 || next > 2.2e6*(1+1e-9) {
 		t.Errorf("with slack: estimate %.0f (gain %.3f), want it held at 2.2e6", next, gain)
 	}
 	g.slack = false
-	if next, _ := nextCapacity(cp, g, 2.2e6, 0.038, 1448, 0); next <= 2.2e6 {
+	if next, _ := nextCapacity(cp, g, 2.2e6, 0.038, 1448, 0, true); next <= 2.2e6 {
 		t.Errorf("windows at their bounds, queue short: estimate %.0f, want a probe above 2.2e6", next)
 	}
 	for i := range terms {
