@@ -208,7 +208,8 @@ func (m *Monitor) dumpFamily(family uint8, flows []Flow) ([]Flow, error) {
 }
 
 // decode fills f from one inet_diag_msg and its attributes and reports
-// whether the flow passes the user-space part of the filter.
+// whether it is a flow (a socket with TCP info) that passes the user-space
+// part of the filter.
 func (m *Monitor) decode(p []byte, f *Flow) bool {
 	ne := binary.NativeEndian
 	family := p[0]
@@ -250,6 +251,7 @@ func (m *Monitor) decode(p []byte, f *Flow) bool {
 		return false
 	}
 
+	hasInfo := false
 	for a := p[inetDiagMsgLen:]; len(a) >= 4; {
 		l := int(ne.Uint16(a))
 		typ := ne.Uint16(a[2:])
@@ -260,6 +262,7 @@ func (m *Monitor) decode(p []byte, f *Flow) bool {
 		switch typ {
 		case inetDiagInfo:
 			parseTCPInfo(v, f)
+			hasInfo = true
 		case inetDiagCong:
 			f.CC = m.intern(cstring(v))
 		case inetDiagSkmem:
@@ -271,7 +274,10 @@ func (m *Monitor) decode(p []byte, f *Flow) bool {
 		}
 		a = a[al:]
 	}
-	return true
+	// A socket without TCP info is a time-wait mini socket: a closed
+	// connection that inet_diag lists in FIN-WAIT-2 (its substate) or
+	// TIME-WAIT, with no window and no counters — not a flow.
+	return hasInfo
 }
 
 func cstring(b []byte) []byte {

@@ -146,6 +146,14 @@ func TestDecodeInetDiagMsg(t *testing.T) {
 	if !m.decode(msg, &Flow{}) {
 		t.Error("flow to own address dropped with IncludeLoopback")
 	}
+	// A time-wait mini socket (a closed connection listed in FIN-WAIT-2)
+	// comes without TCP info: no window, no counters, not a flow. The lab
+	// recorded such rows as a last sample with bytes_acked 0 (2026-11-24).
+	tw := append([]byte(nil), msg[:inetDiagMsgLen]...)
+	tw[1] = StateFinWait2
+	if m.decode(tw, &Flow{}) {
+		t.Error("socket without TCP info (time-wait mini socket) kept as a flow")
+	}
 }
 
 func TestCSVHeaderHasContractColumns(t *testing.T) {

@@ -238,6 +238,21 @@ func TestParseFlowsCSVRelativeTimes(t *testing.T) {
 	}
 }
 
+// A closed connection's time-wait mini socket, listed by inet_diag without
+// TCP info, was recorded as a last row with cwnd 0 and every counter 0; it
+// ended the series at bytes_acked 0, and the station's data flow was lost
+// (lab, downloads, 2026-11-24: one station's goodput fell back to iperf3's).
+func TestParseFlowsCSVSkipsSocketsWithoutTCPInfo(t *testing.T) {
+	in := "netns,t_s,src,dst,cwnd,bytes_acked,state\nsta1,0.1,a,b,10,0,1\nsta1,0.2,a,b,40,900000,1\nsta1,0.3,a,b,0,0,5\n"
+	flows, _, err := ParseFlowsCSV(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(flows) != 1 || len(flows[0].Samples) != 2 || analysis.AckedBytes(flows[0]) != 900000 {
+		t.Errorf("flows %+v: want the cwnd-0 row skipped and 900000 bytes acknowledged", flows)
+	}
+}
+
 // Real outputs: iperf3 3.12 -J of an 8 s upload over a 10 Mbit/s HTB link,
 // and 40 rows recorded by `coopcc mon --record` (Unix times, extra columns).
 func TestParseRealOutputs(t *testing.T) {

@@ -118,6 +118,14 @@ func ParseFlowsCSV(r io.Reader) (flows []analysis.Series, t0 float64, err error)
 		if p.err != nil {
 			return nil, 0, p.err
 		}
+		if s.Cwnd == 0 {
+			// No TCP socket has a window of 0: the row is a time-wait mini
+			// socket (a closed connection in FIN-WAIT-2 or TIME-WAIT, which
+			// inet_diag lists without TCP info), whose zeroed counters
+			// would end the series at bytes_acked 0. Recordings made before
+			// the monitor skipped those hold such rows.
+			continue
+		}
 		i, ok := byKey[key]
 		if !ok {
 			i = len(flows)
