@@ -287,7 +287,12 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 		// Far above the target while the elasticity test runs, the
 		// estimate is not lifted to the delivery (nextCapacity): beside
 		// CUBIC hosts at 256 ms the lift undid the cut for 10 s in the lab.
-		lift := !c.comp.open() || g.d < cp.OffRatio*dStar
+		// An episode that (re)started this tick takes the group as it is:
+		// a peer whose status came late drops out of the sum for a tick,
+		// the busy cap halves the estimate, and without the lift when it
+		// is back the next episode starts from that (the lab: 560 → 206 kB/s
+		// in two such ticks, the terminals squeezed for the rest of the run).
+		lift := !c.comp.open() || c.comp.startedAt(v.Now) || g.d < cp.OffRatio*dStar
 		c.capacity, gain = nextCapacity(cp, g, c.capacity, dStar, mss, c.comp.hold(), lift)
 	}
 	segsBefore := c.probe.current(cp)
@@ -389,10 +394,14 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 
 // windowQueue is the queueing delay (s) the windows are sized for: the
 // target d*, or, while an elasticity episode is open, the queue d as it is
-// (evaluate: the probe is a cut of what is in flight).
+// (evaluate: the probe is a cut of what is in flight) but never more than
+// the queue the episode began with. Windows that followed a growing queue
+// up fed it: 10 terminals at 4 ms, after a queue probe, went from hi 7 to
+// 10 in a tick while the queue grew from 40 to 67 ms, and the test judged
+// that growth "not ours" (the whole group switched off, p95 2.8 s).
 func (c *coop) windowQueue(dStar, d float64) float64 {
 	if c.comp.open() {
-		return max(dStar, d)
+		return max(dStar, min(d, c.comp.d0))
 	}
 	return dStar
 }

@@ -67,6 +67,9 @@ func (s *compete) retry(now time.Time) bool {
 // target and its elasticity is being judged).
 func (s *compete) open() bool { return !s.since.IsZero() }
 
+// startedAt reports whether the open episode started at now.
+func (s *compete) startedAt(now time.Time) bool { return !s.since.IsZero() && s.since.Equal(now) }
+
 // restartEpisode closes the open episode, if any (the next evaluation above
 // the target opens a new one); the off state is kept.
 func (s *compete) restartEpisode() { s.since = time.Time{} }

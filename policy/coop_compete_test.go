@@ -250,3 +250,59 @@ func TestCoopCutIsNotUndoneByTheDelivery(t *testing.T) {
 	}
 	t.Fatalf("no verdict in %v of a queue that rose from 56 to 285 ms while the group cut", time.Duration(len(queue))*500*time.Millisecond)
 }
+
+// TestCoopPeerGlitchDoesNotRatchetTheEstimate replays the lab's
+// coexistence run of 2026-11-24 (2 coop terminals beside 2 CUBIC hosts,
+// 256 ms): during an elasticity episode far above the target the peer's
+// status came late for one tick. The group shrank to one, the busy cap
+// held the estimate at 1.1 × this terminal's own delivery (half of it),
+// and with the estimate no longer lifted to the delivery, the episode that
+// restarted when the peer was back started from that half: 560 → 206 kB/s
+// in two ticks, and the terminals stayed squeezed (0.19 × the CUBIC hosts'
+// rate). A restarted episode must take the group's delivery as it is.
+func TestCoopPeerGlitchDoesNotRatchetTheEstimate(t *testing.T) {
+	const mss, base, q = 1448.0, 256 * time.Millisecond, 0.120
+	p := newCoopT(t, Params{})
+	srtt := base + secs(q)
+	view := func(i int, peer bool) View {
+		v := View{Now: t0.Add(time.Duration(i) * 500 * time.Millisecond),
+			Flows: []FlowView{{Dst: dstA, MSS: mss, SRTT: srtt, MinRTT: base, DeliveryRate: 300e3}}}
+		if peer {
+			v.Peers = []PeerView{{ActiveFlows: 1, SRTT: srtt, MinRTT: base, DeliveryRate: 300e3}}
+		}
+		return v
+	}
+	// The first inflation opens an episode with the group delivering 600 kB/s.
+	p.Decide(view(0, true))
+	p.Decide(view(1, false)) // the peer's status is late
+	for i := 2; i < 4; i++ {
+		p.Decide(view(i, true))
+	}
+	if p.capacity < InelasticCut*600e3*0.95 {
+		t.Errorf("estimate %.0f B/s after a one-tick glitch of the peer, want at least about %.0f (the episode's cut of the 600 kB/s the group delivers)", p.capacity, InelasticCut*600e3)
+	}
+}
+
+// TestCoopEpisodeWindowsDoNotFollowAGrowingQueue replays 10 terminals at
+// 4 ms in the lab (2026-11-24): an episode opened at a queue of 40 ms, the
+// next tick the queue was 67 ms, and the windows, sized for the queue as it
+// was, grew from 7 to 10 segments — they fed the growth the test then
+// judged "not ours", and the whole group switched off. While the episode
+// runs the windows may follow the queue down, never up past its start.
+func TestCoopEpisodeWindowsDoNotFollowAGrowingQueue(t *testing.T) {
+	const mss, base = 1448.0, 4 * time.Millisecond
+	p := newCoopT(t, Params{})
+	decide := func(i int, q float64) uint32 {
+		srtt := base + secs(q)
+		v := View{Now: t0.Add(time.Duration(i) * 500 * time.Millisecond),
+			Flows: []FlowView{{Dst: dstA, MSS: mss, SRTT: srtt, MinRTT: base, DeliveryRate: 300e3}}}
+		for range 9 {
+			v.Peers = append(v.Peers, PeerView{ActiveFlows: 1, SRTT: srtt, MinRTT: base, DeliveryRate: 300e3})
+		}
+		return p.Decide(v).PerDst[dstA].Hi
+	}
+	first := decide(0, 0.040) // the first inflation opens an episode at 40 ms
+	if next := decide(1, 0.067); next > first {
+		t.Errorf("hi %d → %d while the episode's queue grew from 40 to 67 ms: the windows fed it", first, next)
+	}
+}
