@@ -186,6 +186,7 @@ func TestFlowBoundsDownloadRoom(t *testing.T) {
 	if tight[dl].Hi != want || tight[both].Hi != want {
 		t.Fatalf("inflated: hi %d / %d, want the target window %d for both", tight[dl].Hi, tight[both].Hi, want)
 	}
+	cp.DownloadRoom = 2
 	loose, _ := flowBounds(cp, flows, share, group{rbar: 0.1}, q, false, 1448)
 	if loose[dl].Hi != 2*want || loose[both].Hi != want {
 		t.Fatalf("not inflated: hi %d (download only) / %d (upload too), want %d and %d", loose[dl].Hi, loose[both].Hi, 2*want, want)
