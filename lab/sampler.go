@@ -22,6 +22,10 @@ import (
 // receivers.csv holds the receiving side the same way round (the server's
 // sockets for uploads, the station's for downloads), whose bytes_received is
 // the goodput without the ACKs' way back. Both are labelled by station.
+//
+// One monitor per namespace: the server's table is dumped once per tick and
+// its flows are split by the station they lead to (one monitor per station
+// there dumped the whole table N times a tick).
 type sampler struct {
 	sinks    [2]csvSink // flows.csv, receivers.csv
 	srcs     []sampleSource
@@ -34,6 +38,10 @@ type sampler struct {
 	end      time.Time
 	err      error
 
+	// rows holds, per station, its CSV writers into the two sinks and
+	// which of them its own end writes to.
+	rows []stationRows
+
 	mu     sync.Mutex
 	maxRTT []time.Duration // per station: the largest SRTT its sender sampled
 }
@@ -45,11 +53,28 @@ type csvSink struct {
 	w    *bufio.Writer
 }
 
+// Sink indexes.
+const (
+	senderSink   = 0 // flows.csv
+	receiverSink = 1 // receivers.csv
+)
+
+// stationRows are one station's CSV writers into each sink, and which sink
+// its own end writes to (an upload's station end sends, a download's
+// receives; the server's end is the other one).
+type stationRows struct {
+	csv   [2]*monitor.CSVWriter
+	own   int            // sink of the station's own end
+	batch []monitor.Flow // the server's flows to this station, this tick
+}
+
+// sampleSource is one namespace's monitor: a station's own (every flow is
+// that station's), or the server's (station < 0: each flow belongs to the
+// station whose address it leads to).
 type sampleSource struct {
 	mon     *monitor.Monitor
-	csv     *monitor.CSVWriter
-	station int  // index in the run's stations
-	sender  bool // flows.csv (else receivers.csv)
+	station int
+	byAddr  map[netip.Addr]int
 }
 
 func startSampler(r scenario.Run, tb *testbed.Testbed, dir string, every time.Duration) (*sampler, error) {
@@ -61,34 +86,37 @@ func startSampler(r scenario.Run, tb *testbed.Testbed, dir string, every time.Du
 			return nil, fmt.Errorf("create %s: %w", name, err)
 		}
 		s.sinks[i] = csvSink{name: name, f: f, w: bufio.NewWriterSize(f, 256<<10)}
+		// The header once; each station's writer drops its own, since the
+		// first to write is not always the first station (a download's
+		// receiving end is sampled before the server's side of an upload).
+		s.sinks[i].w.WriteString(monitor.CSVHeader() + "\n")
 	}
-	for _, sender := range []bool{true, false} {
-		sink := &s.sinks[1]
-		if sender {
-			sink = &s.sinks[0]
+	byAddr := make(map[netip.Addr]int, len(tb.Stations))
+	for i, st := range tb.Stations {
+		rows := stationRows{own: senderSink}
+		if r.Stations[i].Direction == "down" {
+			rows.own = receiverSink
 		}
-		for i, st := range tb.Stations {
-			// The station's end of an upload sends, the server's receives;
-			// a download is the other way round.
-			atStation := sender == (r.Stations[i].Direction != "down")
-			opts := monitor.Options{Netns: tb.Server.Netns, Filter: monitor.Filter{Dst: netip.PrefixFrom(st.Addr, 32)}}
-			if atStation {
-				opts = monitor.Options{Netns: st.Netns, Filter: monitor.Filter{Dst: netip.PrefixFrom(tb.Server.Addr, 32)}}
-			}
-			m, err := monitor.New(opts)
-			if err != nil {
-				s.closeSources()
-				s.closeFiles()
-				return nil, fmt.Errorf("monitor for %s: %w", r.Stations[i].Name, err)
-			}
-			// Every CSVWriter starts with the header; only the first one's is kept.
-			var w io.Writer = sink.w
-			if i > 0 {
-				w = &skipFirstLine{w: sink.w}
-			}
-			s.srcs = append(s.srcs, sampleSource{mon: m, csv: monitor.NewCSVWriter(w, st.Name), station: i, sender: sender})
+		for k := range s.sinks {
+			rows.csv[k] = monitor.NewCSVWriter(&skipFirstLine{w: s.sinks[k].w}, st.Name)
 		}
+		s.rows = append(s.rows, rows)
+		byAddr[st.Addr] = i
+		m, err := monitor.New(monitor.Options{Netns: st.Netns, Filter: monitor.Filter{Dst: netip.PrefixFrom(tb.Server.Addr, 32)}})
+		if err != nil {
+			s.closeSources()
+			s.closeFiles()
+			return nil, fmt.Errorf("monitor for %s: %w", r.Stations[i].Name, err)
+		}
+		s.srcs = append(s.srcs, sampleSource{mon: m, station: i})
 	}
+	m, err := monitor.New(monitor.Options{Netns: tb.Server.Netns})
+	if err != nil {
+		s.closeSources()
+		s.closeFiles()
+		return nil, fmt.Errorf("monitor for the server: %w", err)
+	}
+	s.srcs = append(s.srcs, sampleSource{mon: m, station: -1, byAddr: byAddr})
 	s.maxRTT = make([]time.Duration, len(tb.Stations))
 	s.start = time.Now()
 	go s.loop()
@@ -110,6 +138,8 @@ func (s *sampler) loop() {
 	}
 }
 
+// sample takes one snapshot of every namespace and writes each station's
+// rows: its own end's flows, then the server's end of them.
 func (s *sampler) sample() {
 	for _, src := range s.srcs {
 		flows, err := src.mon.Snapshot()
@@ -120,19 +150,39 @@ func (s *sampler) sample() {
 			}
 			continue
 		}
-		if err := src.csv.Write(now, flows); err != nil && s.err == nil {
-			s.err = err
-		}
-		if !src.sender {
+		if src.station >= 0 {
+			s.write(now, src.station, s.rows[src.station].own, flows)
 			continue
 		}
-		s.mu.Lock()
-		for _, f := range flows {
-			s.maxRTT[src.station] = max(s.maxRTT[src.station], f.SRTT)
+		for i := range s.rows {
+			s.rows[i].batch = s.rows[i].batch[:0]
 		}
-		s.mu.Unlock()
+		for _, f := range flows {
+			if i, ok := src.byAddr[f.Dst.Addr()]; ok {
+				s.rows[i].batch = append(s.rows[i].batch, f)
+			}
+		}
+		for i := range s.rows {
+			s.write(now, i, 1-s.rows[i].own, s.rows[i].batch)
+		}
 	}
 	s.ticks++
+}
+
+// write appends station i's flows to sink k (and, for the sender's side,
+// remembers their largest SRTT).
+func (s *sampler) write(now time.Time, i, k int, flows []monitor.Flow) {
+	if err := s.rows[i].csv[k].Write(now, flows); err != nil && s.err == nil {
+		s.err = err
+	}
+	if k != senderSink {
+		return
+	}
+	s.mu.Lock()
+	for _, f := range flows {
+		s.maxRTT[i] = max(s.maxRTT[i], f.SRTT)
+	}
+	s.mu.Unlock()
 }
 
 // largestRTT is the largest SRTT sampled so far on station i's flows.
