@@ -40,7 +40,8 @@ type sampler struct {
 
 	// rows holds, per station, its CSV writers into the two sinks and
 	// which of them its own end writes to.
-	rows []stationRows
+	rows    []stationRows
+	batches [][]monitor.Flow // the server's flows by station, this tick
 
 	mu     sync.Mutex
 	maxRTT []time.Duration // per station: the largest SRTT its sender sampled
@@ -63,9 +64,8 @@ const (
 // its own end writes to (an upload's station end sends, a download's
 // receives; the server's end is the other one).
 type stationRows struct {
-	csv   [2]*monitor.CSVWriter
-	own   int            // sink of the station's own end
-	batch []monitor.Flow // the server's flows to this station, this tick
+	csv [2]*monitor.CSVWriter
+	own int // sink of the station's own end
 }
 
 // sampleSource is one namespace's monitor: a station's own (every flow is
@@ -154,19 +154,31 @@ func (s *sampler) sample() {
 			s.write(now, src.station, s.rows[src.station].own, flows)
 			continue
 		}
-		for i := range s.rows {
-			s.rows[i].batch = s.rows[i].batch[:0]
-		}
-		for _, f := range flows {
-			if i, ok := src.byAddr[f.Dst.Addr()]; ok {
-				s.rows[i].batch = append(s.rows[i].batch, f)
-			}
-		}
-		for i := range s.rows {
-			s.write(now, i, 1-s.rows[i].own, s.rows[i].batch)
+		s.batches = splitByStation(s.batches, flows, src.byAddr)
+		for i, b := range s.batches {
+			s.write(now, i, 1-s.rows[i].own, b)
 		}
 	}
 	s.ticks++
+}
+
+// splitByStation sorts the server's flows into one batch per station, by
+// the station address each leads to (byAddr gives its index); flows to any
+// other address are left out. It reuses the batches' storage.
+func splitByStation(batches [][]monitor.Flow, flows []monitor.Flow, byAddr map[netip.Addr]int) [][]monitor.Flow {
+	if cap(batches) < len(byAddr) {
+		batches = make([][]monitor.Flow, len(byAddr))
+	}
+	batches = batches[:len(byAddr)]
+	for i := range batches {
+		batches[i] = batches[i][:0]
+	}
+	for _, f := range flows {
+		if i, ok := byAddr[f.Dst.Addr()]; ok {
+			batches[i] = append(batches[i], f)
+		}
+	}
+	return batches
 }
 
 // write appends station i's flows to sink k (and, for the sender's side,
