@@ -178,7 +178,9 @@ func (c CoopParams) Validate() error {
 //     delay d* = (ρ*−1)·R̄: hi = max(HiFloor, r·(R_f + d*)/MSS), R_f the
 //     flow's own min RTT, so flows with different wired delays get equal rates;
 //  6. sets lo = LoFraction·hi while ρ < ρ* (not inflated: a loss is not
-//     congestion and must not collapse cwnd, papers/002), lo = 0 otherwise;
+//     congestion and must not collapse cwnd, papers/002), and at least
+//     r·R_f/MSS while the bottleneck idles (d ≤ d*/4: the window follows the
+//     estimate's ramp up), lo = 0 otherwise;
 //     a download's hi is DownloadRoom × its window while not inflated.
 //
 // Loop gain: if all terminals run coop and C is above the true capacity C₀
@@ -390,7 +392,7 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 	}
 	if why := c.comp.observe(now, cp, len(g.terms), g.d, dStar, g.rbar, effective, floorWin, sized, g.measured); why != "" {
 		c.capacity = 0
-		return c.restore(gs, why), true
+		return c.restore(gs, why, c.comp.startShare()), true
 	}
 	return Decision{}, false
 }
@@ -487,21 +489,30 @@ func (c *coop) solo(gs []dstGroup, prefix string) Decision {
 
 // restore is the decision of the evaluation that enters competitive mode: no
 // upper bound, and for this one evaluation a lower bound that puts every
-// flow back at its part of the terminal's recent peak rate at today's RTT,
-// so the kernel's CUBIC competes from where the terminal was before the
-// group cut its windows, not from the squeezed window (CUBIC regrows a
-// window slowly at seconds of RTT). Later evaluations set no bound at all.
-func (c *coop) restore(gs []dstGroup, why string) Decision {
-	flows := 0
+// flow back at its part of the terminal's recent peak rate, or of the
+// group's delivery per terminal when it began to cut (share0, B/s) if that
+// is more, at today's RTT: the kernel's CUBIC competes from where the
+// terminal was before the group cut its windows, not from the squeezed
+// window (CUBIC regrows a window slowly at seconds of RTT). The group's
+// share counts for a terminal whose windows were bounded before it ever
+// reached its share (lab, 2026-11-24, beside 2 CUBIC hosts at 256 ms: a
+// peak of 424 kB/s where its peer had carried 896). Later evaluations set
+// no bound at all.
+func (c *coop) restore(gs []dstGroup, why string, share0 float64) Decision {
+	flows := 0 // the rate is the bulk flows' (an idle control connection carries none of it)
 	for _, g := range gs {
-		flows += g.Flows
+		flows += g.Bulk
 	}
+	rate := max(c.peakRate, share0)
 	per := map[netip.Addr]Bounds{}
 	var parts []string
 	for _, g := range gs {
-		lo := toSegments(c.peakRate / float64(max(flows, 1)) * g.SRTT.Seconds() / float64(max(g.MSS, 1)))
+		if g.Bulk == 0 {
+			continue
+		}
+		lo := toSegments(rate / float64(flows) * g.SRTT.Seconds() / float64(max(g.MSS, 1)))
 		per[g.Dst] = Bounds{Lo: lo}
-		parts = append(parts, fmt.Sprintf("%s: lo %d (peak %.0f B/s)", dstName(g.Dst), lo, c.peakRate))
+		parts = append(parts, fmt.Sprintf("%s: lo %d (peak %.0f B/s, the group's %.0f per terminal when it began to cut)", dstName(g.Dst), lo, c.peakRate, share0))
 	}
 	return decision(per, why+"; restoring "+strings.Join(parts, ", "))
 }

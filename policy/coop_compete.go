@@ -60,6 +60,7 @@ func (s *compete) retry(now time.Time) bool {
 		return false
 	}
 	s.offUntil, s.since, s.retriedAt = time.Time{}, time.Time{}, now
+	s.c0, s.m0 = 0, 0
 	return true
 }
 
@@ -84,6 +85,30 @@ func (s *compete) begin(now time.Time, n int, d, capacity, measured float64) {
 // start opens an episode at now from the group as it is.
 func (s *compete) start(now time.Time, n int, d, capacity, measured float64) {
 	s.since, s.cutAt, s.n0, s.d0, s.c0, s.m0 = now, time.Time{}, n, d, capacity, measured
+}
+
+// resume opens an episode at now from the queue as it is but against the
+// last episode's reference (C₀, M₀), so its hold stays where it was: the
+// queue has not reached the target since, so the group has not shown that
+// the queue is its own, and a test restarted from a lower estimate would cut
+// again — beside CUBIC hosts whose queue rises and falls by itself, the
+// lab's coop terminals were cut from hi 149 to 24 in 22 s of such restarts.
+// A cut already in force (the estimate at the hold) counts from now: the
+// queue gets its two round trips to answer from the queue as it is.
+func (s *compete) resume(now time.Time, d, capacity float64) {
+	s.since, s.cutAt, s.d0 = now, time.Time{}, d
+	if capacity <= InelasticCut*s.ref()*(1+1e-9) {
+		s.cutAt = now
+	}
+}
+
+// startShare is what the group delivered per terminal when the last episode
+// began (B/s; 0 = unknown).
+func (s *compete) startShare() float64 {
+	if s.n0 < 1 {
+		return 0
+	}
+	return s.m0 / float64(s.n0)
 }
 
 // hold is the least capacity estimate coop may use while an episode is
@@ -134,13 +159,35 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 		s.offFor, s.retriedAt = base, time.Time{} // cooperated for a whole period: forgive
 	}
 	if capacity <= 0 || d <= dStar {
-		s.since = time.Time{}
+		s.since, s.c0, s.m0 = time.Time{}, 0, 0 // at the target: the reference goes
 		return ""
 	}
-	if s.since.IsZero() || now.Before(s.since) || n != s.n0 {
-		// A group that changed (a terminal joined, left, or its status
-		// messages were late behind the queue) changes the queue by itself:
-		// the test starts again with the group as it is.
+	if s.since.IsZero() && n == s.n0 && s.c0 > 0 {
+		s.resume(now, d, capacity) // closed by a new target or a probe, not by reaching it
+		return ""
+	}
+	if s.since.IsZero() || now.Before(s.since) || n > s.n0 {
+		// A terminal that joined changes the queue by itself: the test
+		// starts again with the group as it is. One that dropped out does
+		// not restart it (the hold keeps the reference): behind a queue
+		// that is not the group's its status messages are lost at the AP
+		// — 2 coop terminals beside 8 CUBIC hosts saw each other expire
+		// and return every 2–4 s, each return restarted the test from a
+		// lower estimate, and one terminal never got its verdict while
+		// its window fell to 5 segments and its flow to RTO backoff.
+		s.start(now, n, d, capacity, measured)
+		return ""
+	}
+	atFloor := sized > 0 && capacity <= floorWin/sized
+	if capacity > s.c0*(1+1e-9) && !atFloor {
+		// The estimate rose since the episode began (the delivery lifted
+		// it below OffRatio·d*): the cut is measured from where the
+		// estimate is. The first estimate comes in a slow start's last
+		// doublings (lab, 2026-11-24, beside 2 CUBIC hosts at 256 ms:
+		// 396 kB/s, 1.21 MB/s a second later); a cut to 70 % of the first
+		// took 9 s to come and squeezed the terminal to a quarter of what
+		// it had carried. (At the floor the capacity passed in rises as
+		// the queue falls: that is no rise of the estimate.)
 		s.start(now, n, d, capacity, measured)
 		return ""
 	}
@@ -160,12 +207,11 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 	// The queue answers a cut two round trips after it (the windows take
 	// one, the RTT samples another), however early in the episode it came.
 	cutSettled := cut && now.Sub(s.cutAt) >= settle
-	atFloor := sized > 0 && capacity <= floorWin/sized
 	if now.Sub(s.since) < wait || !(cutSettled || atFloor) {
 		return ""
 	}
 	if d < InelasticQueue*s.d0 {
-		s.start(now, n, d, capacity, measured) // it followed the cut: ours, a new episode from here
+		s.resume(now, d, capacity) // it followed the cut: ours so far; the test goes on from here
 		return ""
 	}
 	// At the floor the windows cannot be cut: the queue is ours if the

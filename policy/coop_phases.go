@@ -266,7 +266,8 @@ func terminalShare(cp CoopParams, terms []terminal, capacity float64) float64 {
 // window for the queueing delay q: hi = max(HiFloor, r·(R_f + q)/MSS), R_f
 // the flow's own base RTT (R̄ if unknown; a latecomer's corrected as in
 // formGroup), so flows with different wired delays get equal rates. lo =
-// LoFraction·hi unless inflated. A destination with downloads and no bulk
+// LoFraction·hi unless inflated, and at least r·R_f/MSS while the queue
+// idles (g.d ≤ q/4; not inflated means no episode is open, so q = d*). A destination with downloads and no bulk
 // upload (an idle control connection does not count) gets DownloadRoom ×
 // hi while not inflated (CoopParams). It
 // returns the bounds and the rate targets per destination.
@@ -279,6 +280,7 @@ func flowBounds(cp CoopParams, flows []FlowView, share float64, g group, q float
 		}
 	}
 	per := map[netip.Addr]Bounds{}
+	bulkLo := map[netip.Addr]bool{} // the destination's lo comes from a bulk flow
 	targets := map[netip.Addr]float64{}
 	for i, f := range flows {
 		saved := demands[i]
@@ -303,21 +305,47 @@ func flowBounds(cp CoopParams, flows []FlowView, share float64, g group, q float
 		hi := max(cp.HiFloor, toSegments(math.Round(r*(base+q)/float64(mss))))
 		var lo uint32
 		if !inflated {
-			lo = min(toSegments(cp.LoFraction*float64(hi)), hi)
+			lo = toSegments(cp.LoFraction * float64(hi))
+			if g.d <= q/4 {
+				// The bottleneck idles (the same quarter of the target
+				// nextCapacity ramps at): the window of the share
+				// without a queue, so the flow follows the estimate up
+				// instead of CUBIC's 5 % a round trip once a slow start
+				// ended small (HyStart at the target queue, or a clamp).
+				lo = max(lo, toSegments(r*base/float64(mss)))
+			}
+			lo = min(lo, hi)
 		}
-		b, seen := per[f.Dst]
-		if !seen {
-			b = Bounds{Lo: lo, Hi: hi}
-		} else {
-			b = Bounds{Lo: min(b.Lo, lo), Hi: max(b.Hi, hi)}
-		}
-		per[f.Dst] = b
+		per[f.Dst] = mergeBounds(per, bulkLo, f, Bounds{Lo: lo, Hi: hi})
 		targets[f.Dst] = max(targets[f.Dst], r)
 	}
 	if !inflated {
 		downloadRoom(cp.DownloadRoom, flows, per)
 	}
 	return per, targets
+}
+
+// mergeBounds folds flow f's bounds b into its destination's: the largest
+// hi, and the smallest lo of the bulk flows — an app-limited flow (iperf3's
+// idle control connection beside the data) never fills a floor, and its
+// share, computed as if it were unlimited, is half the data flow's: taken in
+// the minimum it halved the destination's lower bound. Only a destination
+// with no bulk flow takes its lo from app-limited ones.
+func mergeBounds(per map[netip.Addr]Bounds, bulkLo map[netip.Addr]bool, f FlowView, b Bounds) Bounds {
+	old, seen := per[f.Dst]
+	fromBulk := bulkLo[f.Dst]
+	if !f.AppLimited {
+		bulkLo[f.Dst] = true
+	}
+	switch {
+	case !seen:
+		return b
+	case f.AppLimited && fromBulk:
+		return Bounds{Lo: old.Lo, Hi: max(old.Hi, b.Hi)}
+	case !f.AppLimited && !fromBulk:
+		return Bounds{Lo: b.Lo, Hi: max(old.Hi, b.Hi)}
+	}
+	return Bounds{Lo: min(old.Lo, b.Lo), Hi: max(old.Hi, b.Hi)}
 }
 
 // downloadRoom multiplies the upper bound of every destination with

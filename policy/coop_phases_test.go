@@ -273,3 +273,24 @@ func TestWindowUse(t *testing.T) {
 		t.Errorf("no bounds last time: use %v, want 0 (unknown)", u)
 	}
 }
+
+// A destination's lower bound is its bulk flows': iperf3's idle control
+// connection beside the data flow (app-limited, its share computed as if it
+// were unlimited: half) must not halve it, in either order.
+func TestFlowBoundsLowerBoundIsTheBulkFlows(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	data := FlowView{Dst: dstA, MSS: 1448, MinRTT: 100 * time.Millisecond, SRTT: 101 * time.Millisecond, DeliveryRate: 1e6}
+	ctrl := FlowView{Dst: dstA, MSS: 1448, MinRTT: 100 * time.Millisecond, SRTT: 101 * time.Millisecond, AppLimited: true}
+	g := group{rbar: 0.1, d: 0.001}
+	alone, _ := flowBounds(cp, []FlowView{data}, 1e6, g, 0.02, false, 1448)
+	for _, flows := range [][]FlowView{{data, ctrl}, {ctrl, data}} {
+		per, _ := flowBounds(cp, flows, 1e6, g, 0.02, false, 1448)
+		if per[dstA] != alone[dstA] {
+			t.Errorf("data flow with an idle control connection (first app-limited: %v): bounds %+v, want the data flow's alone %+v", flows[0].AppLimited, per[dstA], alone[dstA])
+		}
+	}
+	// Only app-limited flows: their lower bound is all there is.
+	if per, _ := flowBounds(cp, []FlowView{ctrl}, 1e6, g, 0.02, false, 1448); per[dstA].Lo == 0 {
+		t.Errorf("an app-limited destination alone: bounds %+v, want a lower bound", per[dstA])
+	}
+}

@@ -837,3 +837,35 @@ func TestCoopEstimateFollowsWhatABusyGroupDelivers(t *testing.T) {
 		t.Fatalf("an uploader's share %.0f B/s, want <= 1.1 × the per-terminal delivered %.0f", share, measured/10)
 	}
 }
+
+// TestCoopWindowsFollowTheEstimateUpWhileIdle replays one terminal alone
+// at 256 ms (lab, 2026-11-25): the first inflation (43 ms, the slow start's
+// own burst) came at 635 kB/s of a 3 MB/s medium, the estimate clamped the
+// window at 131 segments, HyStart ended the slow start there, and CUBIC's
+// 5 % a round trip took 8 s to grow into the medium while the queue sat
+// empty (18.1 against 20.9 Mbit/s in runs whose first inflation came a tick
+// later). While the bottleneck idles the lower bound is the share's window
+// without a queue, so the window follows the estimate's ramp.
+func TestCoopWindowsFollowTheEstimateUpWhileIdle(t *testing.T) {
+	const base, mss = 256 * time.Millisecond, 1448.0
+	c := newCoopT(t, Params{})
+	ticks := []struct{ q, rate float64 }{{0, 29e3}, {0.008, 173e3}, {0.043, 635e3}, {0.0095, 775e3}, {0.0074, 940e3}}
+	var d Decision
+	for i, tk := range ticks {
+		srtt := base + secs(tk.q)
+		d = c.Decide(View{Now: t0.Add(time.Duration(i) * 500 * time.Millisecond),
+			Flows: []FlowView{{Dst: dstA, MSS: mss, SRTT: srtt, MinRTT: base, DeliveryRate: tk.rate}}})
+	}
+	b := d.PerDst[dstA]
+	want := toSegments(c.capacity * base.Seconds() / mss) // the share (all of it, alone) at the base RTT
+	if b.Hi == 0 || b.Lo < want || b.Lo > b.Hi {
+		t.Fatalf("idle queue after a low first estimate: bounds %+v, want lo at least %d (the estimate %.0f B/s without a queue); %q", b, want, c.capacity, d.Reason)
+	}
+	// With a queue under the target but not idle, the lower bound is the
+	// usual LoFraction of the upper one.
+	d = c.Decide(View{Now: t0.Add(time.Duration(len(ticks)) * 500 * time.Millisecond),
+		Flows: []FlowView{{Dst: dstA, MSS: mss, SRTT: base + secs(0.025), MinRTT: base, DeliveryRate: 1.2e6}}})
+	if b := d.PerDst[dstA]; b.Lo != toSegments(c.p.Coop.LoFraction*float64(b.Hi)) {
+		t.Errorf("queue 25 ms (target ~38): bounds %+v, want lo = %.1f × hi; %q", b, c.p.Coop.LoFraction, d.Reason)
+	}
+}
