@@ -267,10 +267,11 @@ func terminalShare(cp CoopParams, terms []terminal, capacity float64) float64 {
 // the flow's own base RTT (R̄ if unknown; a latecomer's corrected as in
 // formGroup), so flows with different wired delays get equal rates. lo =
 // LoFraction·hi unless inflated, and at least r·R_f/MSS while the queue
-// idles (g.d ≤ q/4; not inflated means no episode is open, so q = d*). A destination with downloads and no bulk
-// upload (an idle control connection does not count) gets DownloadRoom ×
-// hi while not inflated (CoopParams). It
-// returns the bounds and the rate targets per destination.
+// idles (g.d ≤ q/4; not inflated means no episode is open, so q = d*); a
+// destination's lo is its bulk flows' (mergeBounds). A destination with
+// downloads and no bulk upload (an idle control connection does not count)
+// gets DownloadRoom × hi while not inflated (CoopParams). It returns the
+// bounds and the rate targets per destination.
 func flowBounds(cp CoopParams, flows []FlowView, share float64, g group, q float64, inflated bool, defMSS uint32) (map[netip.Addr]Bounds, map[netip.Addr]float64) {
 	demands := make([]float64, len(flows))
 	for i, f := range flows {
