@@ -77,6 +77,35 @@ type sampleSource struct {
 	byAddr  map[netip.Addr]int
 }
 
+// openMonitors creates each station's CSV writers and monitor, then the
+// server's one monitor (whose flows are split by the station address they
+// lead to). On error the caller closes what was opened (closeSources).
+func (s *sampler) openMonitors(r scenario.Run, tb *testbed.Testbed) error {
+	byAddr := make(map[netip.Addr]int, len(tb.Stations))
+	for i, st := range tb.Stations {
+		rows := stationRows{own: senderSink}
+		if r.Stations[i].Direction == "down" {
+			rows.own = receiverSink
+		}
+		for k := range s.sinks {
+			rows.csv[k] = monitor.NewCSVWriter(&skipFirstLine{w: s.sinks[k].w}, st.Name)
+		}
+		s.rows = append(s.rows, rows)
+		byAddr[st.Addr] = i
+		m, err := monitor.New(monitor.Options{Netns: st.Netns, Filter: monitor.Filter{Dst: netip.PrefixFrom(tb.Server.Addr, 32)}})
+		if err != nil {
+			return fmt.Errorf("monitor for %s: %w", r.Stations[i].Name, err)
+		}
+		s.srcs = append(s.srcs, sampleSource{mon: m, station: i})
+	}
+	m, err := monitor.New(monitor.Options{Netns: tb.Server.Netns})
+	if err != nil {
+		return fmt.Errorf("monitor for the server: %w", err)
+	}
+	s.srcs = append(s.srcs, sampleSource{mon: m, station: -1, byAddr: byAddr})
+	return nil
+}
+
 func startSampler(r scenario.Run, tb *testbed.Testbed, dir string, every time.Duration) (*sampler, error) {
 	s := &sampler{every: every, quit: make(chan struct{}), done: make(chan struct{})}
 	for i, name := range []string{"flows.csv", "receivers.csv"} {
@@ -91,32 +120,11 @@ func startSampler(r scenario.Run, tb *testbed.Testbed, dir string, every time.Du
 		// receiving end is sampled before the server's side of an upload).
 		s.sinks[i].w.WriteString(monitor.CSVHeader() + "\n")
 	}
-	byAddr := make(map[netip.Addr]int, len(tb.Stations))
-	for i, st := range tb.Stations {
-		rows := stationRows{own: senderSink}
-		if r.Stations[i].Direction == "down" {
-			rows.own = receiverSink
-		}
-		for k := range s.sinks {
-			rows.csv[k] = monitor.NewCSVWriter(&skipFirstLine{w: s.sinks[k].w}, st.Name)
-		}
-		s.rows = append(s.rows, rows)
-		byAddr[st.Addr] = i
-		m, err := monitor.New(monitor.Options{Netns: st.Netns, Filter: monitor.Filter{Dst: netip.PrefixFrom(tb.Server.Addr, 32)}})
-		if err != nil {
-			s.closeSources()
-			s.closeFiles()
-			return nil, fmt.Errorf("monitor for %s: %w", r.Stations[i].Name, err)
-		}
-		s.srcs = append(s.srcs, sampleSource{mon: m, station: i})
-	}
-	m, err := monitor.New(monitor.Options{Netns: tb.Server.Netns})
-	if err != nil {
+	if err := s.openMonitors(r, tb); err != nil {
 		s.closeSources()
 		s.closeFiles()
-		return nil, fmt.Errorf("monitor for the server: %w", err)
+		return nil, err
 	}
-	s.srcs = append(s.srcs, sampleSource{mon: m, station: -1, byAddr: byAddr})
 	s.maxRTT = make([]time.Duration, len(tb.Stations))
 	s.start = time.Now()
 	go s.loop()

@@ -97,9 +97,15 @@ func (s *compete) start(now time.Time, n int, d, capacity, measured float64) {
 // queue gets its two round trips to answer from the queue as it is.
 func (s *compete) resume(now time.Time, d, capacity float64) {
 	s.since, s.cutAt, s.d0 = now, time.Time{}, d
-	if capacity <= InelasticCut*s.ref()*(1+1e-9) {
+	if s.cutDone(capacity) {
 		s.cutAt = now
 	}
+}
+
+// cutDone reports whether the estimate has come down to the episode's
+// hold (InelasticCut of the reference, to rounding).
+func (s *compete) cutDone(capacity float64) bool {
+	return capacity <= InelasticCut*s.ref()*(1+1e-9)
 }
 
 // startShare is what the group delivered per terminal when the last episode
@@ -200,7 +206,7 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 	}
 	settle := seconds(2 * (rbar + s.d0))
 	wait := max(cp.OffAfter, settle)
-	cut := capacity <= InelasticCut*s.ref()*(1+1e-9)
+	cut := s.cutDone(capacity)
 	if cut && s.cutAt.IsZero() {
 		s.cutAt = now
 	}
