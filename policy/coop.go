@@ -299,6 +299,9 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 		// in two such ticks, the terminals squeezed for the rest of the run).
 		lift := !c.comp.open() || c.comp.startedAt(v.Now) || g.d < cp.OffRatio*dStar
 		c.capacity, gain = nextCapacity(cp, g, c.capacity, dStar, mss, c.comp.hold(), lift)
+		if c.comp.rising(v.Now, cp, g.d, dStar, g.rbar) {
+			c.capacity = min(c.capacity, c.comp.hold()) // the cut in one step (compete.rising)
+		}
 	}
 	segsBefore := c.probe.current(cp)
 	if !cp.DisableQueueProbe {
@@ -357,7 +360,11 @@ func (c *coop) observeProbe(now time.Time, g group, mss, sized float64, update b
 	if !update || cp.DisableQueueProbe {
 		return ""
 	}
-	eligible := c.capacity > 0 && g.d <= probeQueueSpan*cp.OffRatio*sized
+	// A queue above where an open elasticity episode began is being judged:
+	// a probe then would move it on purpose and restart the test (the lab,
+	// beside 2 CUBIC hosts at 256 ms: a probe begun 1 s after the cut
+	// delayed the verdict by 4 s while the hosts' windows grew).
+	eligible := c.capacity > 0 && g.d <= probeQueueSpan*cp.OffRatio*sized && !c.comp.judging(g.d)
 	now0 := targetQueue(cp, g, mss, c.capacity, c.probe.learned(cp))
 	bites := func(s float64) bool {
 		d := targetQueue(cp, g, mss, c.capacity, s)

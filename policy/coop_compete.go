@@ -117,6 +117,27 @@ func (s *compete) startShare() float64 {
 	return s.m0 / float64(s.n0)
 }
 
+// rising reports whether the open episode's queue has risen against the
+// group: a round trip (at the queue it began with) after the episode began,
+// the queue stands a quarter or more above that start (d ≥ d₀/InelasticQueue)
+// and at OffRatio × the target or more, although the windows have not
+// followed it up (windowQueue). The group's
+// own queue cannot do that once what was sent before the episode has
+// arrived (a slow start's last doublings raise d₀ instead: observe), so the
+// estimate goes to the hold at once rather than by the control law's few
+// per cent a tick: at 256 ms the law took 2.5–5 s to reach it beside CUBIC
+// hosts in their slow start (lab, 2026-11-25), and the verdict waited for it.
+func (s *compete) rising(now time.Time, cp CoopParams, d, dStar, rbar float64) bool {
+	if s.since.IsZero() || now.Sub(s.since) < seconds(rbar+s.d0) {
+		return false
+	}
+	return d*InelasticQueue >= s.d0 && d >= cp.OffRatio*dStar
+}
+
+// judging reports whether an open episode's queue is above where it began:
+// its verdict is pending, and nothing else may move the queue meanwhile.
+func (s *compete) judging(d float64) bool { return !s.since.IsZero() && d > s.d0 }
+
 // hold is the least capacity estimate coop may use while an episode is
 // open: one cut of InelasticCut is the probe, and cutting further before the
 // verdict would only squeeze this terminal if the queue is not ours (a
@@ -228,8 +249,16 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 	if ref := max(measured, s.m0); atFloor && ref > 0 {
 		explained = max(explained, floorWin/ref-rbar)
 	}
-	if d <= cp.OffRatio*explained && !cut {
-		s.start(now, n, d, capacity, measured)
+	if d <= cp.OffRatio*explained {
+		// Within what the windows explain: ours. Before the cut the test
+		// starts again from here; after it, it goes on against the same
+		// reference (a cut that came in one step, compete.rising, can
+		// meet a queue that was only a little above the target).
+		if cut {
+			s.resume(now, d, capacity)
+		} else {
+			s.start(now, n, d, capacity, measured)
+		}
 		return ""
 	}
 	if !s.retriedAt.IsZero() { // inelastic again within an off period of the retry

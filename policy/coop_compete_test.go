@@ -429,3 +429,114 @@ func TestCompeteRestartsWhenATerminalJoins(t *testing.T) {
 		t.Fatalf("a third terminal joined: episode since %v with n0 %d, want a new one at 1 s with 3", s.since.Sub(t0), s.n0)
 	}
 }
+
+// labQueueRise is the lab's trace of a coop terminal beside 2 CUBIC hosts in
+// their slow start (coexistence, N = 4, 256 ms, 2026-11-25, sta1's bounds):
+// the group's queueing delay (s) and delivery (B/s, both terminals) every
+// 0.5 s from the first inflation. The group cut its windows from 16.2 s on;
+// the hosts' queue rose from 43 to 153 ms regardless.
+var labQueueRise = []struct{ d, m float64 }{
+	{0.0529, 525e3}, {0.0522, 1003e3}, {0.0228, 978e3}, {0.0431, 1056e3}, {0.060, 950e3},
+	{0.0786, 841e3}, {0.0906, 836e3}, {0.0926, 735e3}, {0.0985, 722e3}, {0.104, 612e3},
+	{0.120, 600e3}, {0.134, 595e3}, {0.135, 590e3}, {0.136, 589e3}, {0.140, 560e3},
+	{0.145, 540e3}, {0.150, 500e3}, {0.153, 470e3}, {0.136, 537e3}, {0.128, 540e3},
+}
+
+// replayQueueRise feeds labQueueRise to one of two coop terminals (the peer
+// reports the same) and returns when the verdict came (from the first
+// inflation; -1 = never) and whether a queue probe began before it.
+func replayQueueRise(t *testing.T) (verdict time.Duration, probed bool) {
+	t.Helper()
+	c := newCoopT(t, Params{})
+	const base = 256 * time.Millisecond
+	for i, s := range labQueueRise {
+		at := time.Duration(i) * 500 * time.Millisecond
+		srtt := base + secs(s.d)
+		dec := c.Decide(View{
+			Now:   t0.Add(at),
+			Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: srtt, MinRTT: base, DeliveryRate: s.m / 2}},
+			Peers: []PeerView{{ActiveFlows: 1, SRTT: srtt, MinRTT: base, DeliveryRate: s.m / 2, QueueSegments: uint32(c.probe.learned(c.p.Coop))}},
+		})
+		if strings.Contains(dec.Reason, "competing") {
+			return at, probed
+		}
+		probed = probed || c.probe.probing(c.p.Coop)
+	}
+	return -1, probed
+}
+
+// TestCoopCutsAtOnceWhenTheQueueRisesAgainstIt: a queue that rises a
+// quarter above where the episode began, a round trip after it began, and
+// stands at OffRatio × the target is not answered by the control law's few
+// per cent a tick (at 256 ms it took 2.5 s to reach the cut, and the verdict
+// waited for it while the CUBIC hosts' windows grew): the estimate goes to
+// the hold in one step, and the verdict comes two round trips later. Nor
+// does a queue probe begin while the verdict is pending (in the lab one
+// began 1 s after the cut and put the verdict off by 4 s).
+func TestCoopCutsAtOnceWhenTheQueueRisesAgainstIt(t *testing.T) {
+	verdict, probed := replayQueueRise(t)
+	t.Logf("verdict %v after the first inflation", verdict)
+	if verdict < 0 {
+		t.Fatalf("no verdict in %v of a queue that rose from 43 to 153 ms while the group cut", time.Duration(len(labQueueRise))*500*time.Millisecond)
+	}
+	if verdict > 4500*time.Millisecond {
+		t.Errorf("verdict %v after the first inflation (%v after the episode began at 1.5 s); want it within 3 s of the episode", verdict, verdict-1500*time.Millisecond)
+	}
+	if probed {
+		t.Error("a queue probe began while the elasticity verdict was pending")
+	}
+}
+
+// TestQueueProbeWaitsForTheElasticityVerdict: a tick whose queue is above
+// where an open elasticity episode began is not the group's working point
+// for the queue probe (coop.observeProbe): it voids the epoch, so no probe
+// begins at the next boundary while the verdict is pending. A queue that
+// followed the group's cut down does not.
+func TestQueueProbeWaitsForTheElasticityVerdict(t *testing.T) {
+	const rbar, dStar = 0.256, 0.038
+	epoch := time.Duration(ProbeEpochTicks) * 500 * time.Millisecond
+	start := t0.Truncate(epoch).Add(epoch) // an epoch boundary
+	for _, tc := range []struct {
+		d     float64
+		whole bool
+	}{{0.080, false}, {0.040, true}} {
+		c := newCoopT(t, Params{})
+		c.capacity = 1e6
+		g := group{terms: []terminal{{}, {}}, rbar: rbar, measured: 1e6}
+		g.d = 0.045
+		c.observeProbe(start.Add(-500*time.Millisecond), g, 1448, dStar, true)
+		c.observeProbe(start, g, 1448, dStar, true) // the epoch begins at the working point
+		c.comp.start(start.Add(500*time.Millisecond), 2, 0.050, 1e6, 1e6)
+		g.d = tc.d
+		c.observeProbe(start.Add(time.Second), g, 1448, dStar, true)
+		if c.probe.whole != tc.whole {
+			t.Errorf("queue %.0f ms in an episode that began at 50 ms: epoch at the working point %v, want %v", 1000*tc.d, c.probe.whole, tc.whole)
+		}
+	}
+}
+
+// TestCompeteQueueNearTheTargetIsOurs: after the cut, a queue within
+// OffRatio × what the windows explain is the group's own, however little it
+// fell: an episode that began just above the target (45 ms, target 38) and
+// sits at 40 ms after a cut made in one step (compete.rising) switched a
+// cooperating group off in the fluid model with a 1 s lag, and its windows
+// then grew without bound.
+func TestCompeteQueueNearTheTargetIsOurs(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	const n, rbar, dStar = 2, 0.256, 0.038
+	floorWin := float64(cp.HiFloor) * 1448 * n
+	var s compete
+	obs := func(ms int, d, c float64) string {
+		return s.observe(t0.Add(time.Duration(ms)*time.Millisecond), cp, n, d, dStar, rbar, c, floorWin, rbar+d, c)
+	}
+	obs(0, 0.045, 1e6)
+	obs(500, 0.090, 0.7e6) // the cut, in one step
+	for ms := 1000; ms <= 4000; ms += 500 {
+		if why := obs(ms, 0.040, 0.7e6); why != "" {
+			t.Fatalf("verdict at %d ms with the queue at 40 ms (target 38): %s", ms, why)
+		}
+	}
+	if why := obs(4500, 0.120, 0.7e6); why == "" {
+		t.Error("no verdict when the queue rose to 120 ms, the cut in force for 4 s")
+	}
+}
