@@ -18,6 +18,7 @@ var (
 	mBoundLo     = prometheus.NewDesc("coopcc_bound_lo_segments", "Lower cwnd bound held by the datapath per destination (dst=\"\" is the default).", []string{"dst"}, nil)
 	mBoundHi     = prometheus.NewDesc("coopcc_bound_hi_segments", "Upper cwnd bound held by the datapath per destination (dst=\"\" is the default).", []string{"dst"}, nil)
 	mBoundHits   = prometheus.NewDesc("coopcc_bound_hits_total", "How often the datapath applied a bound to flows of a destination, by bound (lo/hi).", []string{"dst", "bound"}, nil)
+	mRestarts    = prometheus.NewDesc("coopcc_cc_restarts_total", "Connections to a destination whose CUBIC the datapath restarted as a new connection's, on the policy's request (coop, when it stops bounding).", []string{"dst"}, nil)
 	mPeers       = prometheus.NewDesc("coopcc_peers_n", "Active terminals N (self + live peers with active uploads).", nil, nil)
 	mPeersLive   = prometheus.NewDesc("coopcc_peers_live", "Live peers heard (excluding self).", nil, nil)
 	mFlows       = prometheus.NewDesc("coopcc_managed_flows", "Managed flows, by whether they are active (uploading).", []string{"active"}, nil)
@@ -45,7 +46,7 @@ type agentCollector struct{ a *Agent }
 
 func (c agentCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{mFlowCwnd, mFlowSRTT, mFlowMinRTT, mFlowRate, mFlowLo, mFlowHi, mBoundLo, mBoundHi,
-		mBoundHits, mPeers, mPeersLive, mFlows, mMessages, mPolicy, mGuard, mGuardCost, mGuardOff, mTicks, mErrors,
+		mBoundHits, mRestarts, mPeers, mPeersLive, mFlows, mMessages, mPolicy, mGuard, mGuardCost, mGuardOff, mTicks, mErrors,
 		mChanges, mTickSeconds, mBackend} {
 		ch <- d
 	}
@@ -79,6 +80,7 @@ func (c agentCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, h := range r.Hits {
 		ch <- prometheus.MustNewConstMetric(mBoundHits, prometheus.CounterValue, float64(h.LoHits), h.Dst, "lo")
 		ch <- prometheus.MustNewConstMetric(mBoundHits, prometheus.CounterValue, float64(h.HiHits), h.Dst, "hi")
+		ch <- prometheus.MustNewConstMetric(mRestarts, prometheus.CounterValue, float64(h.Restarts), h.Dst)
 	}
 	ch <- prometheus.MustNewConstMetric(mPeers, g, float64(r.N))
 	ch <- prometheus.MustNewConstMetric(mPeersLive, g, float64(len(r.Peers)))

@@ -45,9 +45,9 @@ func PrintStatus(w io.Writer, r StatusReport) {
 	if len(r.Hits) > 0 {
 		fmt.Fprintln(w, "\nBOUND HITS (datapath counters)")
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "DST\tLO HITS\tHI HITS")
+		fmt.Fprintln(tw, "DST\tLO HITS\tHI HITS\tRESTARTS")
 		for _, h := range r.Hits {
-			fmt.Fprintf(tw, "%s\t%d\t%d\n", h.Dst, h.LoHits, h.HiHits)
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\n", h.Dst, h.LoHits, h.HiHits, h.Restarts)
 		}
 		tw.Flush()
 	}

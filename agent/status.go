@@ -132,11 +132,13 @@ type BoundReport struct {
 }
 
 // HitReport says how often the datapath applied the bounds to the flows of
-// one destination (whichever entry, per-destination or default, applied).
+// one destination (whichever entry, per-destination or default, applied),
+// and how many of its connections restarted on the policy's request.
 type HitReport struct {
-	Dst    string `json:"dst"`
-	LoHits uint64 `json:"lo_hits"`
-	HiHits uint64 `json:"hi_hits"`
+	Dst      string `json:"dst"`
+	LoHits   uint64 `json:"lo_hits"`
+	HiHits   uint64 `json:"hi_hits"`
+	Restarts uint64 `json:"restarts"`
 }
 
 // FlowReport is one managed flow (keys as in `coopcc mon --json`).
@@ -206,7 +208,7 @@ func (a *Agent) Status() StatusReport {
 	}
 	slices.SortFunc(r.Bounds, func(x, y BoundReport) int { return strings.Compare(x.Dst, y.Dst) })
 	for d, c := range counters {
-		r.Hits = append(r.Hits, HitReport{Dst: eventDst(d), LoHits: c.LoApplied, HiHits: c.HiApplied})
+		r.Hits = append(r.Hits, HitReport{Dst: eventDst(d), LoHits: c.LoApplied, HiHits: c.HiApplied, Restarts: c.Restarts})
 	}
 	slices.SortFunc(r.Hits, func(x, y HitReport) int { return strings.Compare(x.Dst, y.Dst) })
 	for _, f := range a.last.Flows {

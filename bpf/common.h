@@ -8,10 +8,15 @@
 #ifndef COOPCC_COMMON_H
 #define COOPCC_COMMON_H
 
-/* Bounds in segments. lo 0 = no lower bound, hi 0 = no upper bound. */
+/* Bounds in segments. lo 0 = no lower bound, hi 0 = no upper bound.
+ * restart_ns (CLOCK_MONOTONIC, 0 = none) asks the struct_ops backend to
+ * restart the kernel's CUBIC of every connection to the destination that
+ * existed before that time, once, as a new connection starts: its state
+ * reset and a slow start (coopcc_cubic.c; the sockops backend ignores it). */
 struct coopcc_bounds {
 	__u32 lo;
 	__u32 hi;
+	__u64 restart_ns;
 };
 
 /* Destination address, IPv4 as ::ffff:a.b.c.d. The all-zero key is the
@@ -27,10 +32,12 @@ struct coopcc_config {
 	__u64 lease_ns;
 };
 
-/* How often each bound changed cwnd, per destination (per-CPU). */
+/* How often each bound changed cwnd, and how many connections restarted
+ * on request, per destination (per-CPU). */
 struct coopcc_counters {
 	__u64 lo_applied;
 	__u64 hi_applied;
+	__u64 restarts;
 };
 
 struct {
@@ -98,7 +105,14 @@ static __always_inline void coopcc_remote_key(struct bpf_sock_ops *skops, struct
 	}
 }
 
-static __always_inline void coopcc_count(struct coopcc_key *key, int lo)
+/* Which counter coopcc_count adds to. */
+enum coopcc_counter {
+	COOPCC_HI_APPLIED = 0,
+	COOPCC_LO_APPLIED = 1,
+	COOPCC_RESTARTS = 2,
+};
+
+static __always_inline void coopcc_count(struct coopcc_key *key, int which)
 {
 	struct coopcc_counters *c = bpf_map_lookup_elem(&coopcc_cnt, key);
 
@@ -110,8 +124,10 @@ static __always_inline void coopcc_count(struct coopcc_key *key, int lo)
 		if (!c)
 			return;
 	}
-	if (lo)
+	if (which == COOPCC_LO_APPLIED)
 		c->lo_applied++;
+	else if (which == COOPCC_RESTARTS)
+		c->restarts++;
 	else
 		c->hi_applied++;
 }

@@ -5,7 +5,9 @@
  * A struct_ops tcp_congestion_ops whose every callback delegates to CUBIC
  * through its kfuncs (Linux >= 6.10 on all architectures, x86 earlier) and
  * then keeps snd_cwnd within [lo, hi] read from the bounds map (per
- * destination, with a default entry). ssthresh is never set below lo.
+ * destination, with a default entry). ssthresh is never set below lo. A
+ * restart request in the bounds restarts CUBIC once per connection
+ * (restart_if_asked).
  * Bounds are ignored once the userspace heartbeat is older than the lease,
  * so a dead agent leaves plain CUBIC behind (fail-open).
  *
@@ -70,16 +72,57 @@ static __always_inline void clamp(struct sock *sk)
 	cwnd = tp->snd_cwnd;
 	if (hi && cwnd > hi) {
 		tp->snd_cwnd = hi;
-		coopcc_count(&key, 0);
+		coopcc_count(&key, COOPCC_HI_APPLIED);
 	} else if (lo && cwnd < lo) {
 		tp->snd_cwnd = lo;
-		coopcc_count(&key, 1);
+		coopcc_count(&key, COOPCC_LO_APPLIED);
 	}
+}
+
+/* TCP_INFINITE_SSTHRESH: ssthresh of a connection in its first slow start. */
+#define COOPCC_INFINITE_SSTHRESH 0x7fffffff
+
+/* When this connection last (re)started (CLOCK_MONOTONIC): a restart
+ * request in the bounds map newer than that applies to it, once. */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);
+} coopcc_started SEC(".maps");
+
+/* restart_if_asked restarts the kernel's CUBIC as a new connection would
+ * start — its state reset (cubictcp_init: no last maximum, a new epoch,
+ * HyStart armed) and a slow start — when the bounds ask for it after this
+ * connection (re)started. The policy asks when it stops bounding because the
+ * queue is not its own: a CUBIC whose epoch and last maximum were set while
+ * clamped regrows a released window at a few segments a round trip, beside
+ * hosts whose CUBIC never had a loss. */
+static __always_inline void restart_if_asked(struct sock *sk)
+{
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	struct coopcc_key key = {};
+	struct coopcc_bounds *b = bounds_for(sk, &key);
+	__u64 *started;
+
+	if (!b || !b->restart_ns)
+		return;
+	started = bpf_sk_storage_get(&coopcc_started, sk, 0, 0);
+	if (!started || *started >= b->restart_ns)
+		return;
+	*started = b->restart_ns;
+	cubictcp_init(sk);
+	tp->snd_ssthresh = COOPCC_INFINITE_SSTHRESH;
+	coopcc_count(&key, COOPCC_RESTARTS);
 }
 
 SEC("struct_ops/coopcc_init")
 void BPF_PROG(coopcc_init, struct sock *sk)
 {
+	__u64 *started = bpf_sk_storage_get(&coopcc_started, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+
+	if (started)
+		*started = bpf_ktime_get_ns();
 	cubictcp_init(sk);
 	clamp(sk);
 }
@@ -93,7 +136,7 @@ __u32 BPF_PROG(coopcc_ssthresh, struct sock *sk)
 
 	if (b && b->lo && ssthresh < b->lo) {
 		ssthresh = b->lo;
-		coopcc_count(&key, 1);
+		coopcc_count(&key, COOPCC_LO_APPLIED);
 	}
 	return ssthresh;
 }
@@ -101,6 +144,7 @@ __u32 BPF_PROG(coopcc_ssthresh, struct sock *sk)
 SEC("struct_ops/coopcc_cong_avoid")
 void BPF_PROG(coopcc_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 {
+	restart_if_asked(sk);
 	cubictcp_cong_avoid(sk, ack, acked);
 	clamp(sk);
 }
@@ -138,10 +182,10 @@ __u32 BPF_PROG(coopcc_undo_cwnd, struct sock *sk)
 		return cwnd;
 	if (b->hi && cwnd > b->hi) {
 		cwnd = b->hi;
-		coopcc_count(&key, 0);
+		coopcc_count(&key, COOPCC_HI_APPLIED);
 	} else if (b->lo && cwnd < b->lo) {
 		cwnd = b->lo;
-		coopcc_count(&key, 1);
+		coopcc_count(&key, COOPCC_LO_APPLIED);
 	}
 	return cwnd;
 }

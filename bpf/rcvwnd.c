@@ -123,7 +123,7 @@ static __always_inline void apply(struct bpf_sock_ops *skops)
 		return;
 	st->hi = hi;
 	st->held = (__u32)get_clamp(skops);
-	coopcc_count(&key, 0);
+	coopcc_count(&key, COOPCC_HI_APPLIED);
 }
 
 SEC("sockops")

@@ -64,7 +64,7 @@ static __always_inline void apply(struct bpf_sock_ops *skops)
 	if (bpf_setsockopt(skops, SOL_TCP, TCP_BPF_SNDCWND_CLAMP, &want, sizeof(want)) == 0) {
 		*applied = want;
 		if (want != UNCLAMPED)
-			coopcc_count(&key, 0);
+			coopcc_count(&key, COOPCC_HI_APPLIED);
 	}
 }
 

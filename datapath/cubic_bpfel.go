@@ -14,9 +14,10 @@ import (
 )
 
 type cubicCoopccBounds struct {
-	_  structs.HostLayout
-	Lo uint32
-	Hi uint32
+	_         structs.HostLayout
+	Lo        uint32
+	Hi        uint32
+	RestartNs uint64
 }
 
 type cubicCoopccConfig struct {
@@ -29,6 +30,7 @@ type cubicCoopccCounters struct {
 	_         structs.HostLayout
 	LoApplied uint64
 	HiApplied uint64
+	Restarts  uint64
 }
 
 type cubicCoopccKey struct {
@@ -44,6 +46,7 @@ const (
 	cubicMapCoopccCfg        = "coopcc_cfg"
 	cubicMapCoopccCnt        = "coopcc_cnt"
 	cubicMapCoopccCubic      = "coopcc_cubic"
+	cubicMapCoopccStarted    = "coopcc_started"
 	cubicProgCoopccCongAvoid = "coopcc_cong_avoid"
 	cubicProgCoopccCwndEvent = "coopcc_cwnd_event"
 	cubicProgCoopccInit      = "coopcc_init"
@@ -108,10 +111,11 @@ type cubicProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type cubicMapSpecs struct {
-	CoopccBnd   *ebpf.MapSpec `ebpf:"coopcc_bnd"`
-	CoopccCfg   *ebpf.MapSpec `ebpf:"coopcc_cfg"`
-	CoopccCnt   *ebpf.MapSpec `ebpf:"coopcc_cnt"`
-	CoopccCubic *ebpf.MapSpec `ebpf:"coopcc_cubic"`
+	CoopccBnd     *ebpf.MapSpec `ebpf:"coopcc_bnd"`
+	CoopccCfg     *ebpf.MapSpec `ebpf:"coopcc_cfg"`
+	CoopccCnt     *ebpf.MapSpec `ebpf:"coopcc_cnt"`
+	CoopccCubic   *ebpf.MapSpec `ebpf:"coopcc_cubic"`
+	CoopccStarted *ebpf.MapSpec `ebpf:"coopcc_started"`
 }
 
 // cubicVariableSpecs contains global variables before they are loaded into the kernel.
@@ -140,10 +144,11 @@ func (o *cubicObjects) Close() error {
 //
 // It can be passed to loadCubicObjects or ebpf.CollectionSpec.LoadAndAssign.
 type cubicMaps struct {
-	CoopccBnd   *ebpf.Map `ebpf:"coopcc_bnd"`
-	CoopccCfg   *ebpf.Map `ebpf:"coopcc_cfg"`
-	CoopccCnt   *ebpf.Map `ebpf:"coopcc_cnt"`
-	CoopccCubic *ebpf.Map `ebpf:"coopcc_cubic"`
+	CoopccBnd     *ebpf.Map `ebpf:"coopcc_bnd"`
+	CoopccCfg     *ebpf.Map `ebpf:"coopcc_cfg"`
+	CoopccCnt     *ebpf.Map `ebpf:"coopcc_cnt"`
+	CoopccCubic   *ebpf.Map `ebpf:"coopcc_cubic"`
+	CoopccStarted *ebpf.Map `ebpf:"coopcc_started"`
 }
 
 func (m *cubicMaps) Close() error {
@@ -152,6 +157,7 @@ func (m *cubicMaps) Close() error {
 		m.CoopccCfg,
 		m.CoopccCnt,
 		m.CoopccCubic,
+		m.CoopccStarted,
 	)
 }
 

@@ -40,8 +40,15 @@ const MaxCwnd = 100000
 const DefaultLease = 3 * time.Second
 
 // Bounds are cwnd bounds in segments. Hi 0 = no upper bound, Lo 0 = no lower
-// bound.
-type Bounds struct{ Lo, Hi uint32 }
+// bound. Restart asks the struct_ops backend to restart the kernel's CUBIC of
+// the destination's connections once, as a new connection starts (its state
+// reset and a slow start): Set stamps the request with the time, and every
+// connection that existed before acts on it at its next ACK while the
+// entry holds it (the sockops backend ignores it).
+type Bounds struct {
+	Lo, Hi  uint32
+	Restart bool
+}
 
 // Validate reports bounds that cannot be enforced.
 func (b Bounds) Validate() error {
@@ -126,9 +133,9 @@ func (o Options) step(name string) {
 	}
 }
 
-// Counters count how often each bound changed cwnd (or ssthresh) for one
-// destination.
-type Counters struct{ LoApplied, HiApplied uint64 }
+// Counters count, per destination, how often each bound changed a cwnd (or
+// ssthresh) and how many connections restarted on request (Bounds.Restart).
+type Counters struct{ LoApplied, HiApplied, Restarts uint64 }
 
 // Datapath is one loaded instance. Its methods may be called from several
 // goroutines at once.
@@ -265,6 +272,13 @@ func (d *Datapath) Set(dst netip.Addr, b Bounds) error {
 	}
 	k := keyOf(dst)
 	v := cubicCoopccBounds{Lo: b.Lo, Hi: b.Hi}
+	if b.Restart {
+		now, err := ktime.Now()
+		if err != nil {
+			return fmt.Errorf("set bounds for %v: restart time: %w", dst, err)
+		}
+		v.RestartNs = now
+	}
 	if err := d.bounds.Put(&k, &v); err != nil {
 		return fmt.Errorf("set bounds for %v: %w", dst, err)
 	}
@@ -328,6 +342,7 @@ func (d *Datapath) Counters() (map[netip.Addr]Counters, error) {
 		for _, v := range vals {
 			c.LoApplied += v.LoApplied
 			c.HiApplied += v.HiApplied
+			c.Restarts += v.Restarts
 		}
 		out[addrOf(k)] = c
 	}

@@ -727,3 +727,85 @@ func TestDuplicateNameRejected(t *testing.T) {
 		t.Errorf("the failed Open changed the namespace default to %q", cur)
 	}
 }
+
+// A restart request (Bounds.Restart) restarts the CUBIC of a connection
+// that existed before it, once: the flow, past its first slow start
+// (ssthresh finite after the bottleneck's losses), is back in slow start
+// (ssthresh infinite) after the request; the counter says one restart; the
+// same entry written again without a new request restarts nothing more,
+// and a second request restarts it again.
+func TestRestartOnRequest(t *testing.T) {
+	const infinite = 0x7fffffff
+	n := newTestNet(t, 90, "20mbit", 100)
+	n.srv.Iperf3Server(t, 5201)
+	dp, err := Open(Options{Netns: n.cli.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = dp.Close() })
+	srv := netip.MustParseAddr(n.srvAddr)
+	if err := dp.Set(srv, Bounds{Lo: 2}); err != nil {
+		t.Fatal(err)
+	}
+	heartbeat(t, dp)
+	stop := make(chan struct{})
+	samples := sampleFlow(t, n.cli.Name, 5201, 5*time.Millisecond, stop)
+	run := n.cli.Iperf3Client(t, n.srvAddr, 5201, 5*time.Second)
+	restarts := func() uint64 {
+		t.Helper()
+		c, err := dp.Counters()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c[srv].Restarts
+	}
+	time.Sleep(2 * time.Second) // past the first slow start: the 100-packet queue overflowed
+	if got := restarts(); got != 0 {
+		t.Fatalf("%d restarts before any request", got)
+	}
+	requested := time.Now()
+	// An upper bound under the flow's window keeps the restarted slow start
+	// from ending at once in the full queue (the test must see it).
+	if err := dp.Set(srv, Bounds{Lo: 2, Hi: 40, Restart: true}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	first := restarts()
+	if err := dp.Set(srv, Bounds{Lo: 2}); err != nil { // the next decision: no new request
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if got := restarts(); got != first {
+		t.Errorf("restarts went from %d to %d with no new request", first, got)
+	}
+	if err := dp.Set(srv, Bounds{Lo: 2, Restart: true}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	second := restarts()
+	out, err := run.Wait()
+	close(stop)
+	s := <-samples
+	if err != nil {
+		t.Fatalf("iperf3: %v\n%s", err, out)
+	}
+	// iperf3's control connection sends nothing meanwhile: the data
+	// connection restarts, once per request.
+	if first != 1 || second != 2 {
+		t.Errorf("restarts after the first request %d, after the second %d; want 1 and 2", first, second)
+	}
+	var finiteBefore, infiniteAfter bool
+	for _, x := range s {
+		if x.t.Before(requested) {
+			finiteBefore = finiteBefore || x.ssthresh < infinite
+		} else if x.t.Before(requested.Add(400 * time.Millisecond)) {
+			infiniteAfter = infiniteAfter || x.ssthresh >= infinite
+		}
+	}
+	if !finiteBefore {
+		t.Fatal("the flow never left its first slow start before the request: the test did not exercise a restart")
+	}
+	if !infiniteAfter {
+		t.Error("no sample in slow start (ssthresh infinite) within 400 ms of the request")
+	}
+}

@@ -503,8 +503,14 @@ func (c *coop) solo(gs []dstGroup, prefix string) Decision {
 // window (CUBIC regrows a window slowly at seconds of RTT). The group's
 // share counts for a terminal whose windows were bounded before it ever
 // reached its share (lab, 2026-11-24, beside 2 CUBIC hosts at 256 ms: a
-// peak of 424 kB/s where its peer had carried 896). Later evaluations set
-// no bound at all.
+// peak of 424 kB/s where its peer had carried 896). It also asks the
+// datapath to restart each flow's CUBIC as a new connection (Bounds.Restart):
+// from that window on, it slow-starts and grows as the hosts beside it did.
+// A CUBIC released as it was kept the epoch and last maximum it had while
+// clamped — the lab, beside 2 CUBIC hosts at 256 ms: two coop flows that
+// lost a segment as they were released sat at 200–240 segments for 10 s
+// (CUBIC's plateau at its last maximum) while the hosts, with no loss yet,
+// grew from 400 to 1400. Later evaluations set no bound at all.
 func (c *coop) restore(gs []dstGroup, why string, share0 float64) Decision {
 	flows := 0 // the rate is the bulk flows' (an idle control connection carries none of it)
 	for _, g := range gs {
@@ -518,7 +524,7 @@ func (c *coop) restore(gs []dstGroup, why string, share0 float64) Decision {
 			continue
 		}
 		lo := toSegments(rate / float64(flows) * g.SRTT.Seconds() / float64(max(g.MSS, 1)))
-		per[g.Dst] = Bounds{Lo: lo}
+		per[g.Dst] = Bounds{Lo: lo, Restart: true}
 		parts = append(parts, fmt.Sprintf("%s: lo %d (peak %.0f B/s, the group's %.0f per terminal when it began to cut)", dstName(g.Dst), lo, c.peakRate, share0))
 	}
 	return decision(per, why+"; restoring "+strings.Join(parts, ", "))

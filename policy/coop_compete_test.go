@@ -342,7 +342,8 @@ func TestCompeteCutIsMeasuredFromTheRisenEstimate(t *testing.T) {
 // (a terminal bounded before it reached its share has a low peak of its
 // own), at today's RTT. The rate is the bulk flow's: iperf3's idle control
 // connection to the same server takes none of it (until 2026-11-25 it took
-// half, and every lab run restored half the rate).
+// half, and every lab run restored half the rate). The flows' CUBIC restarts
+// from there as a new connection's (Bounds.Restart).
 func TestCoopRestoresAtLeastTheGroupsShare(t *testing.T) {
 	c := newCoopT(t, Params{})
 	c.peakRate = 424e3
@@ -352,10 +353,10 @@ func TestCoopRestoresAtLeastTheGroupsShare(t *testing.T) {
 		want   uint32
 	}{{600e3, toSegments(600e3 * 0.45 / 1448)}, {200e3, toSegments(424e3 * 0.45 / 1448)}, {0, toSegments(424e3 * 0.45 / 1448)}} {
 		dec := c.restore(gs, "why", tc.share0)
-		if got := dec.PerDst[dstA]; got.Lo != tc.want || got.Hi != 0 {
-			t.Errorf("group's share %.0f B/s, peak 424 kB/s: bounds %+v, want lo %d and no upper bound", tc.share0, got, tc.want)
+		if got := dec.PerDst[dstA]; got.Lo != tc.want || got.Hi != 0 || !got.Restart {
+			t.Errorf("group's share %.0f B/s, peak 424 kB/s: bounds %+v, want lo %d, no upper bound and the flows' CUBIC restarted", tc.share0, got, tc.want)
 		}
-		if got := dec.PerDst[dstB]; got.Lo != 0 || got.Hi != 0 {
+		if got := dec.PerDst[dstB]; got != (Bounds{}) {
 			t.Errorf("a destination with no bulk flow got bounds %+v, want none", got)
 		}
 	}

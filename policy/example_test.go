@@ -23,8 +23,9 @@ func ExampleNew() {
 		v.Peers = append(v.Peers, policy.PeerView{ActiveFlows: 1})
 	}
 	d := pol.Decide(v)
-	fmt.Println(d.Active, d.PerDst[dst])
-	// Output: true {5 17}
+	b := d.PerDst[dst]
+	fmt.Println(d.Active, b.Lo, b.Hi)
+	// Output: true 5 17
 }
 
 // Finding papers/003's "buffer limited" point in a calibration sweep.

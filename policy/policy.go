@@ -66,8 +66,14 @@ type View struct {
 	Peers []PeerView
 }
 
-// Bounds are cwnd bounds in segments. Hi 0 = no upper bound, Lo 0 = no lower bound.
-type Bounds struct{ Lo, Hi uint32 }
+// Bounds are cwnd bounds in segments. Hi 0 = no upper bound, Lo 0 = no lower
+// bound. Restart asks that the kernel's congestion control of the
+// destination's flows restart once, as a new connection starts (state reset,
+// slow start; datapath.Bounds): coop asks it when it stops bounding.
+type Bounds struct {
+	Lo, Hi  uint32
+	Restart bool
+}
 
 // Decision is a policy's output.
 //
