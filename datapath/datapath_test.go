@@ -147,6 +147,23 @@ func TestProbe(t *testing.T) {
 	}
 }
 
+// openWith opens a datapath in n's client namespace (closed at the test's
+// end) with bounds b for dst (the zero Addr: the default) and keeps its
+// heartbeat.
+func openWith(t *testing.T, n *testNet, dst netip.Addr, b Bounds) *Datapath {
+	t.Helper()
+	dp, err := Open(Options{Netns: n.cli.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = dp.Close() })
+	if err := dp.Set(dst, b); err != nil {
+		t.Fatal(err)
+	}
+	heartbeat(t, dp)
+	return dp
+}
+
 // runBounded opens a datapath in n's client namespace with default bounds b,
 // runs an iperf3 upload for d and returns the samples.
 type boundedRun struct {
@@ -160,15 +177,7 @@ type boundedRun struct {
 
 func startBounded(t *testing.T, n *testNet, b Bounds, d time.Duration) *boundedRun {
 	t.Helper()
-	dp, err := Open(Options{Netns: n.cli.Name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = dp.Close() })
-	if err := dp.Set(netip.Addr{}, b); err != nil {
-		t.Fatal(err)
-	}
-	heartbeat(t, dp)
+	dp := openWith(t, n, netip.Addr{}, b)
 	r := &boundedRun{n: n, dp: dp, b: b, st: make(chan struct{})}
 	r.s = sampleFlow(t, n.cli.Name, 5201, 50*time.Millisecond, r.st)
 	r.run = n.cli.Iperf3Client(t, n.srvAddr, 5201, d)
@@ -271,15 +280,7 @@ func TestLowerBoundAcrossLossBurst(t *testing.T) {
 	const lo = 20
 	n := newTestNet(t, 68, "20mbit", 100)
 	n.srv.Iperf3Server(t, 5201)
-	dp, err := Open(Options{Netns: n.cli.Name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = dp.Close() })
-	if err := dp.Set(netip.Addr{}, Bounds{Lo: lo}); err != nil {
-		t.Fatal(err)
-	}
-	heartbeat(t, dp)
+	dp := openWith(t, n, netip.Addr{}, Bounds{Lo: lo})
 	stop := make(chan struct{})
 	samples := sampleFlow(t, n.cli.Name, 5201, 5*time.Millisecond, stop)
 	run := n.cli.Iperf3Client(t, n.srvAddr, 5201, 4*time.Second)
@@ -738,16 +739,8 @@ func TestRestartOnRequest(t *testing.T) {
 	const infinite = 0x7fffffff
 	n := newTestNet(t, 90, "20mbit", 100)
 	n.srv.Iperf3Server(t, 5201)
-	dp, err := Open(Options{Netns: n.cli.Name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = dp.Close() })
 	srv := netip.MustParseAddr(n.srvAddr)
-	if err := dp.Set(srv, Bounds{Lo: 2}); err != nil {
-		t.Fatal(err)
-	}
-	heartbeat(t, dp)
+	dp := openWith(t, n, srv, Bounds{Lo: 2})
 	stop := make(chan struct{})
 	samples := sampleFlow(t, n.cli.Name, 5201, 5*time.Millisecond, stop)
 	run := n.cli.Iperf3Client(t, n.srvAddr, 5201, 5*time.Second)

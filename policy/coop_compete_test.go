@@ -362,6 +362,19 @@ func TestCoopRestoresAtLeastTheGroupsShare(t *testing.T) {
 	}
 }
 
+// pairObserver is the elasticity test of two coop terminals at 256 ms with
+// a 38 ms target: obs feeds it the queue d (s) and the capacity estimate c
+// (B/s, also the delivery) ms milliseconds after t0.
+func pairObserver() (s *compete, obs func(ms int, d, c float64) string) {
+	cp := CoopParams{}.Defaults()
+	const n, rbar, dStar = 2, 0.256, 0.038
+	floorWin := float64(cp.HiFloor) * 1448 * n
+	s = &compete{}
+	return s, func(ms int, d, c float64) string {
+		return s.observe(t0.Add(time.Duration(ms)*time.Millisecond), cp, n, d, dStar, rbar, c, floorWin, rbar+d, c)
+	}
+}
+
 // TestCompeteKeepsItsReferenceUntilTheTarget: a queue that dipped after the
 // cut (a CUBIC host's loss) but never reached the target does not prove the
 // queue the group's own; the next test keeps the same reference, so the hold
@@ -369,13 +382,7 @@ func TestCoopRestoresAtLeastTheGroupsShare(t *testing.T) {
 // lab's coop terminals beside 2 CUBIC hosts: hi 149 → 24 in 22 s). Only a
 // queue at the target lets the reference go.
 func TestCompeteKeepsItsReferenceUntilTheTarget(t *testing.T) {
-	cp := CoopParams{}.Defaults()
-	const n, rbar, dStar = 2, 0.256, 0.038
-	floorWin := float64(cp.HiFloor) * 1448 * n
-	var s compete
-	obs := func(ms int, d, c float64) string {
-		return s.observe(t0.Add(time.Duration(ms)*time.Millisecond), cp, n, d, dStar, rbar, c, floorWin, rbar+d, c)
-	}
+	s, obs := pairObserver()
 	obs(0, 0.100, 1e6)      // opens, reference 1 MB/s
 	obs(2000, 0.100, 0.7e6) // the cut
 	if why := obs(3000, 0.070, 0.7e6); why != "" || s.hold() != 0.7e6 {
@@ -384,10 +391,10 @@ func TestCompeteKeepsItsReferenceUntilTheTarget(t *testing.T) {
 	if why := obs(4500, 0.095, 0.7e6); why == "" {
 		t.Fatal("no verdict when the queue came back two round trips after the dip, the estimate at the hold")
 	}
-	var r compete
-	r.observe(t0, cp, n, 0.100, dStar, rbar, 1e6, floorWin, rbar+0.1, 1e6)
-	r.observe(t0.Add(time.Second), cp, n, 0.030, dStar, rbar, 0.7e6, floorWin, rbar+0.03, 0.7e6) // at the target
-	r.observe(t0.Add(2*time.Second), cp, n, 0.060, dStar, rbar, 0.8e6, floorWin, rbar+0.06, 0.8e6)
+	r, robs := pairObserver()
+	robs(0, 0.100, 1e6)
+	robs(1000, 0.030, 0.7e6) // at the target
+	robs(2000, 0.060, 0.8e6)
 	if got := r.hold(); got != InelasticCut*0.8e6 {
 		t.Errorf("after the queue reached the target: hold %.0f, want 70 %% of the new 800 kB/s", got)
 	}
@@ -443,14 +450,26 @@ var labQueueRise = []struct{ d, m float64 }{
 	{0.145, 540e3}, {0.150, 500e3}, {0.153, 470e3}, {0.136, 537e3}, {0.128, 540e3},
 }
 
-// replayQueueRise feeds labQueueRise to one of two coop terminals (the peer
+// labQueueDips is another (the same setup, 2026-11-25, sta1 of a later
+// build): the queue dipped under OffRatio × the target (77 ms) after each
+// cut, and the delivery of what was sent before the cut lifted the estimate
+// back the tick after, four times, until the verdict came 8 s after the
+// first inflation.
+var labQueueDips = []struct{ d, m float64 }{
+	{0.0472, 659e3}, {0.0884, 1043e3}, {0.0586, 970e3}, {0.0570, 566e3}, {0.0623, 933e3},
+	{0.0709, 827e3}, {0.0694, 867e3}, {0.0810, 798e3}, {0.0605, 690e3}, {0.0549, 618e3},
+	{0.0574, 763e3}, {0.0694, 699e3}, {0.0885, 670e3}, {0.0749, 538e3}, {0.0831, 549e3},
+	{0.174, 621e3}, {0.160, 600e3},
+}
+
+// replayQueueRise feeds a lab trace to one of two coop terminals (the peer
 // reports the same) and returns when the verdict came (from the first
 // inflation; -1 = never) and whether a queue probe began before it.
-func replayQueueRise(t *testing.T) (verdict time.Duration, probed bool) {
+func replayQueueRise(t *testing.T, trace []struct{ d, m float64 }) (verdict time.Duration, probed bool) {
 	t.Helper()
 	c := newCoopT(t, Params{})
 	const base = 256 * time.Millisecond
-	for i, s := range labQueueRise {
+	for i, s := range trace {
 		at := time.Duration(i) * 500 * time.Millisecond
 		srtt := base + secs(s.d)
 		dec := c.Decide(View{
@@ -475,7 +494,7 @@ func replayQueueRise(t *testing.T) (verdict time.Duration, probed bool) {
 // does a queue probe begin while the verdict is pending (in the lab one
 // began 1 s after the cut and put the verdict off by 4 s).
 func TestCoopCutsAtOnceWhenTheQueueRisesAgainstIt(t *testing.T) {
-	verdict, probed := replayQueueRise(t)
+	verdict, probed := replayQueueRise(t, labQueueRise)
 	t.Logf("verdict %v after the first inflation", verdict)
 	if verdict < 0 {
 		t.Fatalf("no verdict in %v of a queue that rose from 43 to 153 ms while the group cut", time.Duration(len(labQueueRise))*500*time.Millisecond)
@@ -523,13 +542,7 @@ func TestQueueProbeWaitsForTheElasticityVerdict(t *testing.T) {
 // cooperating group off in the fluid model with a 1 s lag, and its windows
 // then grew without bound.
 func TestCompeteQueueNearTheTargetIsOurs(t *testing.T) {
-	cp := CoopParams{}.Defaults()
-	const n, rbar, dStar = 2, 0.256, 0.038
-	floorWin := float64(cp.HiFloor) * 1448 * n
-	var s compete
-	obs := func(ms int, d, c float64) string {
-		return s.observe(t0.Add(time.Duration(ms)*time.Millisecond), cp, n, d, dStar, rbar, c, floorWin, rbar+d, c)
-	}
+	_, obs := pairObserver()
 	obs(0, 0.045, 1e6)
 	obs(500, 0.090, 0.7e6) // the cut, in one step
 	for ms := 1000; ms <= 4000; ms += 500 {
@@ -539,5 +552,38 @@ func TestCompeteQueueNearTheTargetIsOurs(t *testing.T) {
 	}
 	if why := obs(4500, 0.120, 0.7e6); why == "" {
 		t.Error("no verdict when the queue rose to 120 ms, the cut in force for 4 s")
+	}
+}
+
+// TestCoopCutIsNotLiftedBack: once the episode's cut is in force the
+// estimate is not lifted to the delivery, which still carries what was in
+// flight before the cut, even where the queue dips under OffRatio × the
+// target: the verdict on labQueueDips comes within 3 s of the first
+// inflation (8 s in the lab, the cut lifted back four times).
+func TestCoopCutIsNotLiftedBack(t *testing.T) {
+	verdict, _ := replayQueueRise(t, labQueueDips)
+	t.Logf("verdict %v after the first inflation", verdict)
+	if verdict < 0 || verdict > 3*time.Second {
+		t.Errorf("verdict at %v (-1: none) on a queue at 47–174 ms beside CUBIC hosts; want within 3 s", verdict)
+	}
+}
+
+// TestCompeteResumeIsNoFreshStart: an episode resumed against the same
+// reference (the queue followed the cut, or stayed near the target) is not
+// one that started this tick, so the estimate is not lifted to the delivery
+// (coop.evaluate): a lift there replaced the reference with the delivery of
+// what was in flight before the cut (the lab: C₀ 659 → 897 kB/s).
+func TestCompeteResumeIsNoFreshStart(t *testing.T) {
+	s, obs := pairObserver()
+	obs(0, 0.100, 1e6)
+	obs(1000, 0.100, 0.7e6) // the cut
+	obs(2000, 0.070, 0.7e6) // followed it: resumed
+	at := t0.Add(2 * time.Second)
+	if !s.since.Equal(at) || s.startedAt(at) {
+		t.Errorf("after the queue followed the cut: episode since %v, started this tick %v; want resumed at 2 s, not started", s.since.Sub(t0), s.startedAt(at))
+	}
+	s.observe(t0.Add(3*time.Second), CoopParams{}.Defaults(), 3, 0.100, 0.038, 0.256, 0.7e6, 2*1448*3, 0.356, 0.7e6) // a terminal joins
+	if !s.startedAt(t0.Add(3 * time.Second)) {
+		t.Error("an episode restarted by a joining terminal does not count as started")
 	}
 }
