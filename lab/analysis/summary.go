@@ -85,6 +85,9 @@ type RunSummary struct {
 	WeightedFairness float64 // NaN unless every station's MaxMbps is known
 	ManagedMbps      float64 // mean goodput of managed stations (NaN if none)
 	UnmanagedMbps    float64 // mean goodput of unmanaged stations (NaN if none)
+	// ManagedRatio is ManagedMbps / UnmanagedMbps (NaN unless the run has
+	// both kinds of station).
+	ManagedRatio float64
 	// GroupMbps is the mean goodput per terminal of each station group
 	// (StationGroup), GroupCount how many stations with goodput each has.
 	GroupMbps  map[string]float64
@@ -275,6 +278,7 @@ func Summarize(run Run, rule LossRule) RunSummary {
 		}
 	}
 	rs.ManagedMbps, rs.UnmanagedMbps = StatOf(managed).Mean, StatOf(unmanaged).Mean
+	rs.ManagedRatio = rs.ManagedMbps / rs.UnmanagedMbps // NaN when either is
 	rs.GroupMbps, rs.GroupCount = map[string]float64{}, map[string]int{}
 	for g, v := range byGroup {
 		rs.GroupMbps[g], rs.GroupCount[g] = StatOf(v).Mean, len(v)
@@ -405,7 +409,13 @@ type GroupSummary struct {
 	WeightedFairness Stat
 	ManagedMbps      Stat
 	UnmanagedMbps    Stat
-	GroupMbps        map[string]Stat // per station group, over valid runs
+	// ManagedRatio is the runs' ManagedRatio; BaselineRatio the same
+	// ratio for the same stations in the group's baseline runs, where no
+	// station is managed (see BaselineRatios): what those terminals got
+	// beside the others when nobody ran coopcc.
+	ManagedRatio  Stat
+	BaselineRatio Stat
+	GroupMbps     map[string]Stat // per station group, over valid runs
 	P50RTTms         Stat
 	P95RTTms         Stat
 	P99RTTms         Stat
@@ -473,6 +483,7 @@ func Group(runs []RunSummary) []GroupSummary {
 		g.WeightedFairness = col(func(r RunSummary) float64 { return r.WeightedFairness })
 		g.ManagedMbps = col(func(r RunSummary) float64 { return r.ManagedMbps })
 		g.UnmanagedMbps = col(func(r RunSummary) float64 { return r.UnmanagedMbps })
+		g.ManagedRatio = col(func(r RunSummary) float64 { return r.ManagedRatio })
 		g.GroupMbps = map[string]Stat{}
 		for _, r := range g.Runs {
 			for name := range r.GroupMbps {
@@ -495,6 +506,7 @@ func Group(runs []RunSummary) []GroupSummary {
 		g.Moderate = col(func(r RunSummary) float64 { return float64(r.Moderate) })
 		out = append(out, *g)
 	}
+	BaselineRatios(out)
 	sort.SliceStable(out, func(a, b int) bool {
 		x, y := out[a], out[b]
 		if x.DelayMS != y.DelayMS {
@@ -591,4 +603,65 @@ func withoutParams(group string, keys ...string) string {
 		}
 	}
 	return strings.Join(kept, ",")
+}
+
+// BaselineRatios sets the BaselineRatio of every group with managed
+// stations: its baseline groups are those whose key differs only in the
+// "managed" parameter and whose runs manage no station (the coexistence
+// preset's managed = 0 rows); in each valid baseline run, the ratio is the
+// mean goodput of the stations (by name) that the group's runs manage over
+// that of the others. **[interpretation]** This is the "doing nothing"
+// reference of papers/000's coexistence figures: which terminals get more
+// varies from run to run, and a ratio must be compared with what the same
+// terminals got without coopcc, not with 1.
+func BaselineRatios(groups []GroupSummary) {
+	for i := range groups {
+		g := &groups[i]
+		g.BaselineRatio = StatOf(nil)
+		names := map[string]bool{}
+		for _, r := range g.Runs {
+			for _, st := range r.Stations {
+				if st.Managed {
+					names[st.Station] = true
+				}
+			}
+		}
+		if len(names) == 0 {
+			continue
+		}
+		key := withoutParams(g.Key, "managed")
+		var xs []float64
+		for _, b := range groups {
+			if b.Key == g.Key || withoutParams(b.Key, "managed") != key {
+				continue
+			}
+			for _, r := range b.Runs {
+				if x := ratioOf(r, names); r.Valid && !math.IsNaN(x) {
+					xs = append(xs, x)
+				}
+			}
+		}
+		g.BaselineRatio = StatOf(xs)
+	}
+}
+
+// ratioOf is the mean goodput of r's stations named in names over that of
+// its other stations; NaN when r manages any station or either side has no
+// goodput.
+func ratioOf(r RunSummary, names map[string]bool) float64 {
+	var in, out []float64
+	for _, st := range r.Stations {
+		if st.Managed {
+			return math.NaN()
+		}
+		if math.IsNaN(st.GoodputMbps) {
+			continue
+		}
+		if names[st.Station] {
+			in = append(in, st.GoodputMbps)
+		} else {
+			out = append(out, st.GoodputMbps)
+		}
+	}
+	return StatOf(in).Mean / StatOf(out).Mean
 }

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -294,5 +295,64 @@ func TestGoodputFromTheReceiver(t *testing.T) {
 	}
 	if got := rs.GoodputSources(); got != SourceReceiver+"+"+SourceWindow {
 		t.Errorf("run's goodput sources %q, want %q", got, SourceReceiver+"+"+SourceWindow)
+	}
+}
+
+// coexRun is a run of group key with the given goodputs of sta1… (the first
+// managed of them managed).
+func coexRun(key string, rep int, valid bool, managed int, goodputs ...float64) RunSummary {
+	r := RunSummary{ID: key + ",rep=" + strconv.Itoa(rep), Group: key, Mode: "coop", N: len(goodputs), DelayMS: 256, Rep: rep, Valid: valid}
+	var m, u []float64
+	for i, g := range goodputs {
+		st := StationSummary{Station: "sta" + strconv.Itoa(i+1), Managed: i < managed, GoodputMbps: g}
+		r.Stations = append(r.Stations, st)
+		if st.Managed {
+			m = append(m, g)
+		} else {
+			u = append(u, g)
+		}
+	}
+	r.ManagedMbps, r.UnmanagedMbps = StatOf(m).Mean, StatOf(u).Mean
+	r.ManagedRatio = r.ManagedMbps / r.UnmanagedMbps
+	return r
+}
+
+// The managed stations' ratio is compared with what the same stations got
+// in the baseline runs, where nobody is managed: valid runs of the group
+// that differs only in "managed", not other N, not invalid runs.
+func TestBaselineRatios(t *testing.T) {
+	const mixed, base = "mode=coop,n=4,delay=256ms,managed=2", "mode=coop,n=4,delay=256ms,managed=0"
+	runs := []RunSummary{
+		coexRun(mixed, 1, true, 2, 4, 4, 6, 6),
+		coexRun(mixed, 2, true, 2, 5, 5, 5, 5),
+		coexRun(base, 1, true, 0, 6, 6, 5, 5),
+		coexRun(base, 2, true, 0, 4, 4, 5, 5),
+		coexRun(base, 3, false, 0, 1, 1, 9, 9),                                  // invalid: left out
+		coexRun("mode=coop,n=10,delay=256ms,managed=0", 1, true, 0, 9, 9, 1, 1), // another N
+		coexRun("mode=coop,n=10,delay=256ms,managed=2", 1, true, 2, 2, 2, 2, 2),
+		coexRun("mode=coop,n=7,delay=256ms,managed=2", 1, true, 2, 2, 2, 2, 2), // no baseline
+	}
+	for _, g := range Group(runs) {
+		switch g.Key {
+		case mixed:
+			if g.ManagedRatio.N != 2 || math.Abs(g.ManagedRatio.Mean-(4.0/6+1)/2) > 1e-9 {
+				t.Errorf("managed ratio %+v, want mean of 0.667 and 1 over 2 runs", g.ManagedRatio)
+			}
+			if b := g.BaselineRatio; b.N != 2 || math.Abs(b.Mean-1) > 1e-9 || math.Abs(b.Min-0.8) > 1e-9 || math.Abs(b.Max-1.2) > 1e-9 {
+				t.Errorf("baseline ratio %+v, want 0.8 and 1.2 (mean 1) over the 2 valid baseline runs", b)
+			}
+		case base:
+			if g.ManagedRatio.N != 0 || g.BaselineRatio.N != 0 {
+				t.Errorf("a baseline group has ratios %+v / %+v, want none", g.ManagedRatio, g.BaselineRatio)
+			}
+		case "mode=coop,n=10,delay=256ms,managed=2":
+			if b := g.BaselineRatio; b.N != 1 || b.Mean != 9 {
+				t.Errorf("baseline ratio at N = 10 %+v, want 9 from its one baseline run", b)
+			}
+		case "mode=coop,n=7,delay=256ms,managed=2":
+			if g.BaselineRatio.N != 0 {
+				t.Errorf("baseline ratio %+v for a group without baseline runs", g.BaselineRatio)
+			}
+		}
 	}
 }

@@ -48,14 +48,22 @@ func validity(g analysis.GroupSummary) string {
 // WriteSummaryTable prints one line per run group: mode, N, wired delay,
 // aggregate goodput, Jain fairness, p95 RTT, retransmissions, timeouts, loss
 // events (each as fmtStat: mean ±95 % CI (min–max)), REPS, the valid
-// repetitions the statistics are over, and RUNS, valid of all.
+// repetitions the statistics are over, and RUNS, valid of all. When some
+// group manages only part of its stations, two more columns: MANAGED/UNM,
+// the managed stations' mean goodput over the unmanaged ones', and
+// SAME_NO_COOPCC, that ratio for the same stations in the baseline runs
+// where no station is managed (analysis.BaselineRatios).
 func WriteSummaryTable(w io.Writer, groups []analysis.GroupSummary) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	hasVariant := false
+	hasVariant, mixed := false, false
 	for _, g := range groups {
 		hasVariant = hasVariant || variant(g.Key) != ""
+		mixed = mixed || g.ManagedRatio.N > 0
 	}
 	head := "MODE\tN\tDELAY_MS\tAGGREGATE_MBPS\tJAIN\tP95_RTT_MS\tRETRANS\tTIMEOUTS\tLOSS_PEN/MOD\tREPS\tRUNS"
+	if mixed {
+		head += "\tMANAGED/UNM\tSAME_NO_COOPCC"
+	}
 	if hasVariant {
 		head += "\tPARAMS"
 	}
@@ -65,6 +73,9 @@ func WriteSummaryTable(w io.Writer, groups []analysis.GroupSummary) error {
 			fmtStat(g.AggregateMbps, 2, g.ValidRuns), fmtStat(g.Jain, 3, g.ValidRuns), fmtStat(g.P95RTTms, 1, g.ValidRuns),
 			fmtStat(g.Retrans, 0, g.ValidRuns), fmtStat(g.Timeouts, 0, g.ValidRuns),
 			fmtNum(g.Penalizing.Mean, 1) + "/" + fmtNum(g.Moderate.Mean, 1), strconv.Itoa(g.ValidRuns), validity(g)}, "\t")
+		if mixed {
+			line += "\t" + fmtStat(g.ManagedRatio, 2, g.ValidRuns) + "\t" + fmtStat(g.BaselineRatio, 2, g.BaselineRatio.N)
+		}
 		if hasVariant {
 			line += "\t" + variant(g.Key)
 		}
@@ -84,6 +95,8 @@ var summaryMetrics = []struct {
 	{"weighted_fairness", func(g analysis.GroupSummary) analysis.Stat { return g.WeightedFairness }},
 	{"managed_mbps", func(g analysis.GroupSummary) analysis.Stat { return g.ManagedMbps }},
 	{"unmanaged_mbps", func(g analysis.GroupSummary) analysis.Stat { return g.UnmanagedMbps }},
+	{"managed_ratio", func(g analysis.GroupSummary) analysis.Stat { return g.ManagedRatio }},
+	{"baseline_ratio", func(g analysis.GroupSummary) analysis.Stat { return g.BaselineRatio }},
 	{"p50_rtt_ms", func(g analysis.GroupSummary) analysis.Stat { return g.P50RTTms }},
 	{"p95_rtt_ms", func(g analysis.GroupSummary) analysis.Stat { return g.P95RTTms }},
 	{"p99_rtt_ms", func(g analysis.GroupSummary) analysis.Stat { return g.P99RTTms }},
