@@ -297,16 +297,8 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 		// the busy cap halves the estimate, and without the lift when it
 		// is back the next episode starts from that (the lab: 560 → 206 kB/s
 		// in two such ticks, the terminals squeezed for the rest of the run).
-		// Nor once the episode's cut is in force: what was in flight
-		// before it is still being delivered, and the lift undid a cut made
-		// in one step (compete.rising) the tick after it, each time the
-		// queue dipped under OffRatio·d* (the lab, beside 2 CUBIC hosts at
-		// 256 ms: cut and lifted four times, the verdict 8 s late).
-		lift := !c.comp.open() || c.comp.startedAt(v.Now) || (g.d < cp.OffRatio*dStar && !c.comp.cutInForce())
+		lift := !c.comp.open() || c.comp.startedAt(v.Now) || g.d < cp.OffRatio*dStar
 		c.capacity, gain = nextCapacity(cp, g, c.capacity, dStar, mss, c.comp.hold(), lift)
-		if c.comp.rising(v.Now, cp, g.d, dStar, g.rbar) {
-			c.capacity = min(c.capacity, c.comp.hold()) // the cut in one step (compete.rising)
-		}
 	}
 	segsBefore := c.probe.current(cp)
 	if !cp.DisableQueueProbe {

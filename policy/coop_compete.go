@@ -29,7 +29,6 @@ type compete struct {
 	d0, c0    float64   // queueing delay (s) and capacity (B/s) at the start
 	m0        float64   // the group's delivery rate (B/s) at the start (0 = unknown)
 	n0        int       // terminals in the group at the start
-	resumed   bool      // the episode continues the last one's reference (resume)
 	offUntil  time.Time
 	offFor    time.Duration // current off period (0 = OffFor)
 	retriedAt time.Time     // when the last off period ended
@@ -70,9 +69,7 @@ func (s *compete) retry(now time.Time) bool {
 func (s *compete) open() bool { return !s.since.IsZero() }
 
 // startedAt reports whether the open episode started at now.
-func (s *compete) startedAt(now time.Time) bool {
-	return !s.since.IsZero() && s.since.Equal(now) && !s.resumed
-}
+func (s *compete) startedAt(now time.Time) bool { return !s.since.IsZero() && s.since.Equal(now) }
 
 // restartEpisode closes the open episode, if any (the next evaluation above
 // the target opens a new one); the off state is kept.
@@ -87,7 +84,7 @@ func (s *compete) begin(now time.Time, n int, d, capacity, measured float64) {
 
 // start opens an episode at now from the group as it is.
 func (s *compete) start(now time.Time, n int, d, capacity, measured float64) {
-	s.since, s.cutAt, s.n0, s.d0, s.c0, s.m0, s.resumed = now, time.Time{}, n, d, capacity, measured, false
+	s.since, s.cutAt, s.n0, s.d0, s.c0, s.m0 = now, time.Time{}, n, d, capacity, measured
 }
 
 // resume opens an episode at now from the queue as it is but against the
@@ -99,7 +96,7 @@ func (s *compete) start(now time.Time, n int, d, capacity, measured float64) {
 // A cut already in force (the estimate at the hold) counts from now: the
 // queue gets its two round trips to answer from the queue as it is.
 func (s *compete) resume(now time.Time, d, capacity float64) {
-	s.since, s.cutAt, s.d0, s.resumed = now, time.Time{}, d, true
+	s.since, s.cutAt, s.d0 = now, time.Time{}, d
 	if s.cutDone(capacity) {
 		s.cutAt = now
 	}
@@ -119,26 +116,6 @@ func (s *compete) startShare() float64 {
 	}
 	return s.m0 / float64(s.n0)
 }
-
-// rising reports whether the open episode's queue has risen against the
-// group: a round trip (at the queue it began with) after the episode began,
-// the queue stands a quarter or more above that start (d ≥ d₀/InelasticQueue)
-// and at OffRatio × the target or more, although the windows have not
-// followed it up (windowQueue). The group's
-// own queue cannot do that once what was sent before the episode has
-// arrived (a slow start's last doublings raise d₀ instead: observe), so the
-// estimate goes to the hold at once rather than by the control law's few
-// per cent a tick: at 256 ms the law took 2.5–5 s to reach it beside CUBIC
-// hosts in their slow start (lab, 2026-11-25), and the verdict waited for it.
-func (s *compete) rising(now time.Time, cp CoopParams, d, dStar, rbar float64) bool {
-	if s.since.IsZero() || now.Sub(s.since) < seconds(rbar+s.d0) {
-		return false
-	}
-	return d*InelasticQueue >= s.d0 && d >= cp.OffRatio*dStar
-}
-
-// cutInForce reports whether the open episode's cut has been made.
-func (s *compete) cutInForce() bool { return !s.since.IsZero() && !s.cutAt.IsZero() }
 
 // judging reports whether an open episode's queue is above where it began:
 // its verdict is pending, and nothing else may move the queue meanwhile.
@@ -255,18 +232,8 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 	if ref := max(measured, s.m0); atFloor && ref > 0 {
 		explained = max(explained, floorWin/ref-rbar)
 	}
-	if d <= cp.OffRatio*explained && (!cut || d <= s.d0) {
-		// Within what the windows explain: ours. Before the cut the test
-		// starts again from here; after it — when the queue did not rise
-		// since the episode began — it goes on against the same reference
-		// (a cut that came in one step, compete.rising, can meet a queue
-		// that was only a little above the target). A queue that rose
-		// after the cut is not the group's, however near the target.
-		if cut {
-			s.resume(now, d, capacity)
-		} else {
-			s.start(now, n, d, capacity, measured)
-		}
+	if d <= cp.OffRatio*explained && !cut {
+		s.start(now, n, d, capacity, measured)
 		return ""
 	}
 	if !s.retriedAt.IsZero() { // inelastic again within an off period of the retry
