@@ -18,7 +18,7 @@ var (
 	mBoundLo     = prometheus.NewDesc("coopcc_bound_lo_segments", "Lower cwnd bound held by the datapath per destination (dst=\"\" is the default).", []string{"dst"}, nil)
 	mBoundHi     = prometheus.NewDesc("coopcc_bound_hi_segments", "Upper cwnd bound held by the datapath per destination (dst=\"\" is the default).", []string{"dst"}, nil)
 	mBoundHits   = prometheus.NewDesc("coopcc_bound_hits_total", "How often the datapath applied a bound to flows of a destination, by bound (lo/hi).", []string{"dst", "bound"}, nil)
-	mRestarts    = prometheus.NewDesc("coopcc_cc_restarts_total", "Connections to a destination whose CUBIC the datapath restarted as a new connection's, on the policy's request (coop, when it stops bounding).", []string{"dst"}, nil)
+	mRestarts    = prometheus.NewDesc("coopcc_cc_restarts_total", "Connections to a destination whose CUBIC the datapath restarted as a new connection's, on a policy's request.", []string{"dst"}, nil)
 	mPeers       = prometheus.NewDesc("coopcc_peers_n", "Active terminals N (self + live peers with active uploads).", nil, nil)
 	mPeersLive   = prometheus.NewDesc("coopcc_peers_live", "Live peers heard (excluding self).", nil, nil)
 	mFlows       = prometheus.NewDesc("coopcc_managed_flows", "Managed flows, by whether they are active (uploading).", []string{"active"}, nil)

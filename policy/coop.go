@@ -357,11 +357,7 @@ func (c *coop) observeProbe(now time.Time, g group, mss, sized float64, update b
 	if !update || cp.DisableQueueProbe {
 		return ""
 	}
-	// A queue above where an open elasticity episode began is being judged:
-	// a probe then would move it on purpose and restart the test (the lab,
-	// beside 2 CUBIC hosts at 256 ms: a probe begun 1 s after the cut
-	// delayed the verdict by 4 s while the hosts' windows grew).
-	eligible := c.capacity > 0 && g.d <= probeQueueSpan*cp.OffRatio*sized && !c.comp.judging(g.d)
+	eligible := c.capacity > 0 && g.d <= probeQueueSpan*cp.OffRatio*sized
 	now0 := targetQueue(cp, g, mss, c.capacity, c.probe.learned(cp))
 	bites := func(s float64) bool {
 		d := targetQueue(cp, g, mss, c.capacity, s)
@@ -500,14 +496,10 @@ func (c *coop) solo(gs []dstGroup, prefix string) Decision {
 // window (CUBIC regrows a window slowly at seconds of RTT). The group's
 // share counts for a terminal whose windows were bounded before it ever
 // reached its share (lab, 2026-11-24, beside 2 CUBIC hosts at 256 ms: a
-// peak of 424 kB/s where its peer had carried 896). It also asks the
-// datapath to restart each flow's CUBIC as a new connection (Bounds.Restart):
-// from that window on, it slow-starts and grows as the hosts beside it did.
-// A CUBIC released as it was kept the epoch and last maximum it had while
-// clamped — the lab, beside 2 CUBIC hosts at 256 ms: two coop flows that
-// lost a segment as they were released sat at 200–240 segments for 10 s
-// (CUBIC's plateau at its last maximum) while the hosts, with no loss yet,
-// grew from 400 to 1400. Later evaluations set no bound at all.
+// peak of 424 kB/s where its peer had carried 896). Later evaluations set
+// no bound at all. (It does not ask the datapath to restart the flows'
+// CUBIC, Bounds.Restart: tried 2026-11-25, no gain measurable in the lab;
+// docs/results.md.)
 func (c *coop) restore(gs []dstGroup, why string, share0 float64) Decision {
 	flows := 0 // the rate is the bulk flows' (an idle control connection carries none of it)
 	for _, g := range gs {
@@ -521,7 +513,7 @@ func (c *coop) restore(gs []dstGroup, why string, share0 float64) Decision {
 			continue
 		}
 		lo := toSegments(rate / float64(flows) * g.SRTT.Seconds() / float64(max(g.MSS, 1)))
-		per[g.Dst] = Bounds{Lo: lo, Restart: true}
+		per[g.Dst] = Bounds{Lo: lo}
 		parts = append(parts, fmt.Sprintf("%s: lo %d (peak %.0f B/s, the group's %.0f per terminal when it began to cut)", dstName(g.Dst), lo, c.peakRate, share0))
 	}
 	return decision(per, why+"; restoring "+strings.Join(parts, ", "))

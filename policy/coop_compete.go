@@ -117,10 +117,6 @@ func (s *compete) startShare() float64 {
 	return s.m0 / float64(s.n0)
 }
 
-// judging reports whether an open episode's queue is above where it began:
-// its verdict is pending, and nothing else may move the queue meanwhile.
-func (s *compete) judging(d float64) bool { return !s.since.IsZero() && d > s.d0 }
-
 // hold is the least capacity estimate coop may use while an episode is
 // open: one cut of InelasticCut is the probe, and cutting further before the
 // verdict would only squeeze this terminal if the queue is not ours (a

@@ -342,8 +342,7 @@ func TestCompeteCutIsMeasuredFromTheRisenEstimate(t *testing.T) {
 // (a terminal bounded before it reached its share has a low peak of its
 // own), at today's RTT. The rate is the bulk flow's: iperf3's idle control
 // connection to the same server takes none of it (until 2026-11-25 it took
-// half, and every lab run restored half the rate). The flows' CUBIC restarts
-// from there as a new connection's (Bounds.Restart).
+// half, and every lab run restored half the rate).
 func TestCoopRestoresAtLeastTheGroupsShare(t *testing.T) {
 	c := newCoopT(t, Params{})
 	c.peakRate = 424e3
@@ -353,8 +352,8 @@ func TestCoopRestoresAtLeastTheGroupsShare(t *testing.T) {
 		want   uint32
 	}{{600e3, toSegments(600e3 * 0.45 / 1448)}, {200e3, toSegments(424e3 * 0.45 / 1448)}, {0, toSegments(424e3 * 0.45 / 1448)}} {
 		dec := c.restore(gs, "why", tc.share0)
-		if got := dec.PerDst[dstA]; got.Lo != tc.want || got.Hi != 0 || !got.Restart {
-			t.Errorf("group's share %.0f B/s, peak 424 kB/s: bounds %+v, want lo %d, no upper bound and the flows' CUBIC restarted", tc.share0, got, tc.want)
+		if got := dec.PerDst[dstA]; got.Lo != tc.want || got.Hi != 0 || got.Restart {
+			t.Errorf("group's share %.0f B/s, peak 424 kB/s: bounds %+v, want lo %d, no upper bound, no restart", tc.share0, got, tc.want)
 		}
 		if got := dec.PerDst[dstB]; got != (Bounds{}) {
 			t.Errorf("a destination with no bulk flow got bounds %+v, want none", got)
@@ -435,33 +434,5 @@ func TestCompeteRestartsWhenATerminalJoins(t *testing.T) {
 	s.observe(t0.Add(time.Second), cp, 3, 0.2, dStar, rbar, 1.2e6, 2*1448*3, rbar+0.2, 1.2e6)
 	if !s.startedAt(t0.Add(time.Second)) || s.n0 != 3 {
 		t.Fatalf("a third terminal joined: episode since %v with n0 %d, want a new one at 1 s with 3", s.since.Sub(t0), s.n0)
-	}
-}
-
-// TestQueueProbeWaitsForTheElasticityVerdict: a tick whose queue is above
-// where an open elasticity episode began is not the group's working point
-// for the queue probe (coop.observeProbe): it voids the epoch, so no probe
-// begins at the next boundary while the verdict is pending. A queue that
-// followed the group's cut down does not.
-func TestQueueProbeWaitsForTheElasticityVerdict(t *testing.T) {
-	const rbar, dStar = 0.256, 0.038
-	epoch := time.Duration(ProbeEpochTicks) * 500 * time.Millisecond
-	start := t0.Truncate(epoch).Add(epoch) // an epoch boundary
-	for _, tc := range []struct {
-		d     float64
-		whole bool
-	}{{0.080, false}, {0.040, true}} {
-		c := newCoopT(t, Params{})
-		c.capacity = 1e6
-		g := group{terms: []terminal{{}, {}}, rbar: rbar, measured: 1e6}
-		g.d = 0.045
-		c.observeProbe(start.Add(-500*time.Millisecond), g, 1448, dStar, true)
-		c.observeProbe(start, g, 1448, dStar, true) // the epoch begins at the working point
-		c.comp.start(start.Add(500*time.Millisecond), 2, 0.050, 1e6, 1e6)
-		g.d = tc.d
-		c.observeProbe(start.Add(time.Second), g, 1448, dStar, true)
-		if c.probe.whole != tc.whole {
-			t.Errorf("queue %.0f ms in an episode that began at 50 ms: epoch at the working point %v, want %v", 1000*tc.d, c.probe.whole, tc.whole)
-		}
 	}
 }

@@ -69,7 +69,7 @@ type View struct {
 // Bounds are cwnd bounds in segments. Hi 0 = no upper bound, Lo 0 = no lower
 // bound. Restart asks that the kernel's congestion control of the
 // destination's flows restart once, as a new connection starts (state reset,
-// slow start; datapath.Bounds): coop asks it when it stops bounding.
+// slow start; datapath.Bounds). No shipped policy asks it today.
 type Bounds struct {
 	Lo, Hi  uint32
 	Restart bool
