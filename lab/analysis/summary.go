@@ -416,13 +416,13 @@ type GroupSummary struct {
 	ManagedRatio  Stat
 	BaselineRatio Stat
 	GroupMbps     map[string]Stat // per station group, over valid runs
-	P50RTTms         Stat
-	P95RTTms         Stat
-	P99RTTms         Stat
-	Retrans          Stat
-	Timeouts         Stat
-	Penalizing       Stat
-	Moderate         Stat
+	P50RTTms      Stat
+	P95RTTms      Stat
+	P99RTTms      Stat
+	Retrans       Stat
+	Timeouts      Stat
+	Penalizing    Stat
+	Moderate      Stat
 }
 
 // knownModes is the order modes are listed in: no middleware first, then
