@@ -57,26 +57,33 @@ static __always_inline struct coopcc_bounds *bounds_for(struct sock *sk, struct 
 	return coopcc_lookup(key);
 }
 
-/* clamp keeps snd_cwnd within the live bounds. */
-static __always_inline void clamp(struct sock *sk)
+/* clamp_to keeps snd_cwnd within the bounds b of key (looked up by the
+ * caller). */
+static __always_inline void clamp_to(struct sock *sk, struct coopcc_bounds *b, struct coopcc_key *key)
 {
 	struct tcp_sock *tp = (struct tcp_sock *)sk;
-	struct coopcc_key key = {};
-	struct coopcc_bounds *b = bounds_for(sk, &key);
 	__u32 cwnd, lo, hi;
 
-	if (!b)
-		return;
 	lo = b->lo;
 	hi = b->hi;
 	cwnd = tp->snd_cwnd;
 	if (hi && cwnd > hi) {
 		tp->snd_cwnd = hi;
-		coopcc_count(&key, COOPCC_HI_APPLIED);
+		coopcc_count(key, COOPCC_HI_APPLIED);
 	} else if (lo && cwnd < lo) {
 		tp->snd_cwnd = lo;
-		coopcc_count(&key, COOPCC_LO_APPLIED);
+		coopcc_count(key, COOPCC_LO_APPLIED);
 	}
+}
+
+/* clamp keeps snd_cwnd within the live bounds. */
+static __always_inline void clamp(struct sock *sk)
+{
+	struct coopcc_key key = {};
+	struct coopcc_bounds *b = bounds_for(sk, &key);
+
+	if (b)
+		clamp_to(sk, b, &key);
 }
 
 /* TCP_INFINITE_SSTHRESH: ssthresh of a connection in its first slow start. */
@@ -93,19 +100,15 @@ struct {
 
 /* restart_if_asked restarts the kernel's CUBIC as a new connection would
  * start — its state reset (cubictcp_init: no last maximum, a new epoch,
- * HyStart armed) and a slow start — when the bounds ask for it after this
- * connection (re)started. The policy asks when it stops bounding because the
- * queue is not its own: a CUBIC whose epoch and last maximum were set while
- * clamped regrows a released window at a few segments a round trip, beside
- * hosts whose CUBIC never had a loss. */
-static __always_inline void restart_if_asked(struct sock *sk)
+ * HyStart armed) and a slow start — when the bounds b of key ask for it
+ * after this connection (re)started (docs/datapath.md, "Restart on
+ * request"; no shipped policy asks today). */
+static __always_inline void restart_if_asked(struct sock *sk, struct coopcc_bounds *b, struct coopcc_key *key)
 {
 	struct tcp_sock *tp = (struct tcp_sock *)sk;
-	struct coopcc_key key = {};
-	struct coopcc_bounds *b = bounds_for(sk, &key);
 	__u64 *started;
 
-	if (!b || !b->restart_ns)
+	if (!b->restart_ns)
 		return;
 	started = bpf_sk_storage_get(&coopcc_started, sk, 0, 0);
 	if (!started || *started >= b->restart_ns)
@@ -113,7 +116,7 @@ static __always_inline void restart_if_asked(struct sock *sk)
 	*started = b->restart_ns;
 	cubictcp_init(sk);
 	tp->snd_ssthresh = COOPCC_INFINITE_SSTHRESH;
-	coopcc_count(&key, COOPCC_RESTARTS);
+	coopcc_count(key, COOPCC_RESTARTS);
 }
 
 SEC("struct_ops/coopcc_init")
@@ -144,9 +147,14 @@ __u32 BPF_PROG(coopcc_ssthresh, struct sock *sk)
 SEC("struct_ops/coopcc_cong_avoid")
 void BPF_PROG(coopcc_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 {
-	restart_if_asked(sk);
+	struct coopcc_key key = {};
+	struct coopcc_bounds *b = bounds_for(sk, &key); /* once per ACK: both steps use it */
+
+	if (b)
+		restart_if_asked(sk, b, &key);
 	cubictcp_cong_avoid(sk, ack, acked);
-	clamp(sk);
+	if (b)
+		clamp_to(sk, b, &key);
 }
 
 SEC("struct_ops/coopcc_set_state")
