@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"sort"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -146,3 +147,30 @@ func Bench(o BenchOptions) (BenchResult, error) {
 	r.Valid = r.P99 < 100
 	return r, nil
 }
+
+// Sustained is the highest delivered frame rate of a rate sweep that passes
+// ok with every lower requested rate passing too (a sweep's "sustained" rate:
+// one failing point ends it, however the later points fare), or 0 when the
+// lowest rate fails. rs may come in any order; ties keep the first.
+func Sustained(rs []BenchResult, ok func(BenchResult) bool) float64 {
+	sorted := append([]BenchResult(nil), rs...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Opts.PPS < sorted[j].Opts.PPS })
+	best := 0.0
+	for _, r := range sorted {
+		if !ok(r) {
+			break
+		}
+		best = max(best, r.Delivered)
+	}
+	return best
+}
+
+// Under returns a Sustained predicate: p99 scheduling lateness under us µs.
+func Under(us float64) func(BenchResult) bool {
+	return func(r BenchResult) bool { return r.P99 < us }
+}
+
+// EmulatorValid is the Sustained predicate of a lab run's verdict: the
+// emulator's report judged the point valid (p99 under its threshold, no
+// frame lost to the emulator's own overload, TAP delivery in time).
+func EmulatorValid(r BenchResult) bool { return r.Report != nil && r.Report.Valid }

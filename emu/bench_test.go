@@ -49,3 +49,37 @@ func BenchmarkRealTime(b *testing.B) {
 		})
 	}
 }
+
+func TestSustained(t *testing.T) {
+	pt := func(pps, delivered, p99 float64, valid bool) BenchResult {
+		return BenchResult{Opts: BenchOptions{PPS: pps}, Delivered: delivered, P99: p99, Report: &Report{Valid: valid}}
+	}
+	// Given out of order; the 40 000 point fails at 100 µs, so the later,
+	// passing 60 000 point does not count.
+	rs := []BenchResult{
+		pt(60000, 59000, 80, false),
+		pt(10000, 9990, 20, true),
+		pt(40000, 38000, 150, false),
+		pt(20000, 19900, 30, false),
+	}
+	for _, c := range []struct {
+		name string
+		ok   func(BenchResult) bool
+		want float64
+	}{
+		{"p99 < 100 µs", Under(100), 19900},
+		{"p99 < 200 µs", Under(200), 59000},
+		{"valid", EmulatorValid, 9990},
+		{"nothing passes", Under(10), 0},
+	} {
+		if got := Sustained(rs, c.ok); got != c.want {
+			t.Errorf("%s: Sustained = %.0f, want %.0f", c.name, got, c.want)
+		}
+	}
+	if got := Sustained(nil, Under(100)); got != 0 {
+		t.Errorf("empty sweep: %.0f, want 0", got)
+	}
+	if EmulatorValid(BenchResult{}) {
+		t.Error("a point without an emulator report counts as valid")
+	}
+}
