@@ -45,13 +45,14 @@ char _license[] SEC("license") = "GPL";
 const volatile __u64 netns_cookie = 0;
 
 /* Per-connection state: the bound in force (0 = none), the clamp the
- * connection had before the first bound, and the clamp the kernel held
- * after this program last set it. */
+ * connection had before the first bound, the clamp the kernel held after
+ * this program last set it, and, while a raise is under way, the clamp to
+ * set once the window has grown to it (0 = none). */
 struct rcv_state {
 	__u32 hi;
 	__u32 orig;
 	__u32 held;
-	__u32 pad;
+	__u32 target;
 };
 
 struct {
@@ -70,15 +71,44 @@ static __always_inline int get_clamp(struct bpf_sock_ops *skops)
 	return v;
 }
 
-/* release gives the window back to the kernel's autotuning. */
-static __always_inline void release(struct bpf_sock_ops *skops, struct rcv_state *st)
+/* open_clamp is the clamp of an unbounded connection: the one it had
+ * before its first bound, or its receive buffer if autotuning grew it. */
+static __always_inline int open_clamp(struct bpf_sock_ops *skops, struct rcv_state *st)
 {
 	int v = st->orig, rcvbuf = 0;
 
 	if (bpf_getsockopt(skops, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)) == 0 && rcvbuf > v)
 		v = rcvbuf;
-	if (bpf_setsockopt(skops, SOL_TCP, TCP_WINDOW_CLAMP, &v, sizeof(v)) == 0)
+	return v;
+}
+
+/* release gives the window back to the kernel's autotuning. */
+static __always_inline void release(struct bpf_sock_ops *skops, struct rcv_state *st)
+{
+	int v = open_clamp(skops, st);
+
+	if (bpf_setsockopt(skops, SOL_TCP, TCP_WINDOW_CLAMP, &v, sizeof(v)) == 0) {
 		st->hi = 0;
+		st->target = 0;
+	}
+}
+
+/* grown says whether the window the kernel offers (rcv_ssthresh) has
+ * reached want bytes. */
+static __always_inline int grown(struct bpf_sock *sk, __u64 want)
+{
+	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
+
+	return !tp || tp->rcv_ssthresh >= want;
+}
+
+/* set_clamp sets the clamp to v and records what the kernel holds. */
+static __always_inline int set_clamp(struct bpf_sock_ops *skops, struct rcv_state *st, int v)
+{
+	if (bpf_setsockopt(skops, SOL_TCP, TCP_WINDOW_CLAMP, &v, sizeof(v)))
+		return -1;
+	st->held = (__u32)get_clamp(skops);
+	return 0;
 }
 
 static __always_inline void apply(struct bpf_sock_ops *skops)
@@ -110,19 +140,40 @@ static __always_inline void apply(struct bpf_sock_ops *skops)
 	cur = get_clamp(skops);
 	if (cur < 0)
 		return;
-	if (st->hi == 0)
-		st->orig = cur;
-	else if (st->hi == hi && (__u32)cur == st->held)
-		return; /* in force, untouched by autotuning */
 	mss = skops->mss_cache ? skops->mss_cache : 536;
 	want = (__u64)hi * mss;
 	if (want > MAX_WINDOW)
 		want = MAX_WINDOW;
-	cur = (int)want;
-	if (bpf_setsockopt(skops, SOL_TCP, TCP_WINDOW_CLAMP, &cur, sizeof(cur)))
+	if (st->target) {
+		/* Raising: the clamp is open and the kernel grows the window;
+		 * bound it again once it reaches the target. */
+		if (st->hi == hi && !grown(sk, st->target))
+			return;
+		st->target = 0;
+		st->held = 0; /* whatever the kernel holds now, set the bound */
+	}
+	if (st->hi == 0)
+		st->orig = cur;
+	else if (st->hi == hi && (__u32)cur == st->held)
+		return; /* in force, untouched by autotuning */
+	if (st->hi && want > st->held && !grown(sk, want)) {
+		/* A raise. Raising the clamp above the window the connection
+		 * offers does not grow the window on Linux 6.18: rcv_ssthresh
+		 * stays where it was, and while it is under the clamp every
+		 * segment is ACKed at once (docs/datapath.md). Opening the
+		 * clamp lets the kernel grow the window as it does unbounded
+		 * (two segments per segment received), and the bound is set
+		 * again at the first segment sent after it has grown. */
+		if (set_clamp(skops, st, open_clamp(skops, st)) == 0) {
+			st->hi = hi;
+			st->target = (__u32)want;
+			coopcc_count(&key, COOPCC_HI_APPLIED);
+		}
+		return;
+	}
+	if (set_clamp(skops, st, (int)want))
 		return;
 	st->hi = hi;
-	st->held = (__u32)get_clamp(skops);
 	coopcc_count(&key, COOPCC_HI_APPLIED);
 }
 
