@@ -15,7 +15,8 @@
  * before __tcp_transmit_skb() selects the window, so the clamp applies to
  * the very ACK being built. The kernel's receive-buffer autotuning raises
  * window_clamp when it grows the buffer; the program notices (the clamp it
- * read back differs from what it set) and sets it again.
+ * read back differs from what it set) and sets it again. A raise opens the
+ * clamp until the kernel has grown the window to the new bound (see apply).
  *
  * Fail-open: once the lease has lapsed (or the bound is removed), the next
  * segment sent restores the clamp the connection had before the first bound
