@@ -147,12 +147,18 @@ func TestProbe(t *testing.T) {
 	}
 }
 
-// openWith opens a datapath in n's client namespace (closed at the test's
-// end) with bounds b for dst (the zero Addr: the default) and keeps its
-// heartbeat.
+// openWith opens a send-side datapath in n's client namespace (closed at
+// the test's end) with bounds b for dst (the zero Addr: the default) and
+// keeps its heartbeat.
 func openWith(t *testing.T, n *testNet, dst netip.Addr, b Bounds) *Datapath {
 	t.Helper()
-	dp, err := Open(Options{Netns: n.cli.Name})
+	return openBy(t, Open, n, dst, b)
+}
+
+// openBy is openWith for either side: open is Open or OpenReceive.
+func openBy(t *testing.T, open func(Options) (*Datapath, error), n *testNet, dst netip.Addr, b Bounds) *Datapath {
+	t.Helper()
+	dp, err := open(Options{Netns: n.cli.Name})
 	if err != nil {
 		t.Fatal(err)
 	}

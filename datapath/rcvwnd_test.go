@@ -95,15 +95,7 @@ func TestReceiveRaiseGrowsWindow(t *testing.T) {
 	n := newTestNet(t, 92, "100mbit", 1000)
 	n.limitDownload(t, "20mbit", 200)
 	n.srv.Iperf3Server(t, 5201)
-	d, err := OpenReceive(Options{Netns: n.cli.Name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = d.Close() })
-	if err := d.Set(netip.Addr{}, Bounds{Hi: lo}); err != nil {
-		t.Fatal(err)
-	}
-	heartbeat(t, d)
+	d := openBy(t, OpenReceive, n, netip.Addr{}, Bounds{Hi: lo})
 	run := n.cli.Iperf3Client(t, n.srvAddr, 5201, 12*time.Second, "-R", "-C", "cubic")
 	defer func() { _ = run.Cmd.Process.Kill() }()
 
