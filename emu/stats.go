@@ -232,7 +232,7 @@ func WriteStats(dir string, e *Engine, r Report) error {
 		return fmt.Errorf("create output directory: %w", err)
 	}
 	if err := writeFile(filepath.Join(dir, "stations.csv"), func(w *bufio.Writer) {
-		fmt.Fprintln(w, "station,airtime_s,airtime_share,attempts,collisions,retries,drops,tx_frames,tx_bytes,rx_frames,rx_bytes,queue_drops,retry_drops,frame_errors,assoc_drops")
+		fmt.Fprintln(w, "station,airtime_s,airtime_share,attempts,collisions,retries,drops,tx_frames,tx_bytes,rx_frames,rx_bytes,queue_drops,retry_drops,frame_errors,assoc_drops,broadcast_lost")
 		var total des.Time
 		for _, n := range e.Med.Nodes {
 			total += n.Stats.Airtime
@@ -243,9 +243,9 @@ func WriteStats(dir string, e *Engine, r Report) error {
 			if total > 0 {
 				share = float64(s.Airtime) / float64(total)
 			}
-			fmt.Fprintf(w, "%s,%.6f,%.6f,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d\n", n.Name, float64(s.Airtime)/1e9, share,
-				s.Attempts, s.Collisions, s.Retries, s.QueueDrops+s.RetryDrops+assoc, s.TxFrames, s.TxBytes, s.RxFrames, s.RxBytes,
-				s.QueueDrops, s.RetryDrops, s.FrameErrors, assoc)
+			fmt.Fprintf(w, "%s,%.6f,%.6f,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d\n", n.Name, float64(s.Airtime)/1e9, share,
+				s.Attempts, s.Collisions, s.Retries, s.QueueDrops+s.RetryDrops+assoc+s.BroadcastLost, s.TxFrames, s.TxBytes, s.RxFrames, s.RxBytes,
+				s.QueueDrops, s.RetryDrops, s.FrameErrors, assoc, s.BroadcastLost)
 		}
 		for i, n := range e.Stas {
 			row(n, e.AssocDrops[i])

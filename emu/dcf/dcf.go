@@ -44,17 +44,20 @@ type Access struct {
 
 // Stats are a node's counters.
 type Stats struct {
-	Airtime     des.Time // medium time occupied by this node's attempts (data + ACK or ACK timeout)
-	Attempts    uint64   // transmissions started
-	Collisions  uint64   // attempts that overlapped another node's
-	Retries     uint64   // frame re-attempts after a failure
-	RetryDrops  uint64   // frames dropped at the retry limit (and lost broadcasts)
-	QueueDrops  uint64   // frames refused by a full queue
-	TxFrames    uint64   // frames delivered by this node
-	TxBytes     uint64   // MSDU bytes delivered by this node
-	RxFrames    uint64   // frames received by this node
-	RxBytes     uint64
-	FrameErrors uint64 // frames lost to the frame error rate
+	Airtime    des.Time // medium time occupied by this node's attempts (data + ACK or ACK timeout)
+	Attempts   uint64   // transmissions started
+	Collisions uint64   // attempts that overlapped another node's
+	Retries    uint64   // frame re-attempts after a failure
+	RetryDrops uint64   // unicast frames dropped at the retry limit
+	// BroadcastLost counts broadcast frames lost in a collision: they are
+	// sent once, never retried (until 2026-11-25 they were in RetryDrops).
+	BroadcastLost uint64
+	QueueDrops    uint64 // frames refused by a full queue
+	TxFrames      uint64 // frames delivered by this node
+	TxBytes       uint64 // MSDU bytes delivered by this node
+	RxFrames      uint64 // frames received by this node
+	RxBytes       uint64
+	FrameErrors   uint64 // frames lost to the frame error rate
 	// ByRate counts the node's unicast attempts per PHY rate (Mbps).
 	ByRate map[float64]*RateStats
 }
@@ -327,7 +330,7 @@ func (m *Medium) broadcast(n *Node, f *Frame, collision bool, out []delivery) []
 	n.pending = n.pending[:0]
 	m.resetCW(n)
 	if collision {
-		n.Stats.RetryDrops++
+		n.Stats.BroadcastLost++
 		if m.Dropped != nil {
 			m.Dropped(n, f)
 		}

@@ -137,3 +137,30 @@ func TestFIFOAggregationGathersReceiver(t *testing.T) {
 		t.Fatalf("order of the rest broken")
 	}
 }
+
+// Broadcasts are sent once: one that collides is counted as lost, not as a
+// retry-limit drop (which stays the unicast frames' counter).
+func TestCollidedBroadcastIsLostNotRetryDropped(t *testing.T) {
+	g, _ := phy.Lookup("g")
+	sim := des.New()
+	m := NewMedium(sim, g, rand.New(rand.NewPCG(1, 2)))
+	sync := DefaultAccess(g)
+	sync.CWMin, sync.CWMax = 0, 0 // both start in the same slot: a sure collision
+	ap := &Node{Name: "ap", IsAP: true, Associated: true, Access: sync, Q: NewFIFO(10)}
+	sta := &Node{Associated: true, Access: sync, Q: NewFIFO(10)}
+	m.AddNode(ap)
+	m.AddNode(sta)
+	delivered := 0
+	m.Deliver = func(*Node, *Frame, *Node) { delivered++ }
+	m.Enqueue(ap, &Frame{MSDU: 100, To: Broadcast})
+	m.Enqueue(sta, &Frame{MSDU: 100, To: Broadcast})
+	sim.RunUntil(des.Second)
+	for _, n := range []*Node{ap, sta} {
+		if n.Stats.Collisions != 1 || n.Stats.BroadcastLost != 1 || n.Stats.RetryDrops != 0 || n.Stats.Retries != 0 {
+			t.Errorf("%s: %+v, want one collision, one lost broadcast, no retry drop, no retry", n.Name, n.Stats)
+		}
+	}
+	if delivered != 0 {
+		t.Errorf("%d deliveries of collided broadcasts", delivered)
+	}
+}
