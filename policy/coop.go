@@ -78,13 +78,13 @@ type CoopParams struct {
 	DisableSwitchOff bool          `toml:"disable_switch_off" json:"disable_switch_off,omitempty"`
 	// DownloadRoom is a download's upper bound over its target window
 	// while the group's queue is under its target; at or above the target
-	// the bound is the target window itself. A window the remote sender
-	// fills makes a Linux receiver acknowledge nearly every read (after a
-	// read tcp_cleanup_rbuf sends a window update whenever the new window
-	// is at least twice what is left of the advertised one), and on an
-	// 802.11 medium every ACK frame costs a contention round; room lets the
-	// sender be held by its own congestion control while the queue is short.
-	// But room is also what the sender grows into: behind a 1000-frame AP
+	// the bound is the target window itself. It was meant to spare ACK
+	// frames (each costs a contention round on 802.11): receivers of
+	// bounded downloads ACKed nearly every segment. That turned out to be
+	// the kernel's reaction to a raised receive clamp, fixed in the
+	// datapath since 2026-11-25 (docs/datapath.md, "Raising a bound"), not
+	// a cost of a window the sender fills. And room is what the sender
+	// grows into: behind a 1000-frame AP
 	// queue, 10 downloads at 256 ms with room 2 swung between the target and
 	// 2.7 × the base RTT for the whole minute (p95 731 ms, cubic's 741),
 	// where with none they stayed at 1.15–1.35 × after the start and
