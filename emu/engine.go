@@ -165,7 +165,7 @@ func (e *Engine) schedTrace(i int, tr []TracePoint) {
 }
 
 func (e *Engine) sample() {
-	e.Samples = append(e.Samples, QueueSample{T: e.Sim.Now(), Frames: e.AP.Backlog(), Bytes: e.AP.BacklogBytes(), DropsTotal: e.AP.Stats.QueueDrops + e.AP.Stats.RetryDrops + e.AP.Stats.BroadcastLost})
+	e.Samples = append(e.Samples, QueueSample{T: e.Sim.Now(), Frames: e.AP.Backlog(), Bytes: e.AP.BacklogBytes(), DropsTotal: e.AP.Stats.Dropped()})
 	e.Sim.After(des.Time(e.Cfg.SampleIntervalMs*float64(des.Millisecond)), e.sample)
 }
 

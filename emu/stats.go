@@ -244,7 +244,7 @@ func WriteStats(dir string, e *Engine, r Report) error {
 				share = float64(s.Airtime) / float64(total)
 			}
 			fmt.Fprintf(w, "%s,%.6f,%.6f,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d\n", n.Name, float64(s.Airtime)/1e9, share,
-				s.Attempts, s.Collisions, s.Retries, s.QueueDrops+s.RetryDrops+assoc+s.BroadcastLost, s.TxFrames, s.TxBytes, s.RxFrames, s.RxBytes,
+				s.Attempts, s.Collisions, s.Retries, s.Dropped()+assoc, s.TxFrames, s.TxBytes, s.RxFrames, s.RxBytes,
 				s.QueueDrops, s.RetryDrops, s.FrameErrors, assoc, s.BroadcastLost)
 		}
 		for i, n := range e.Stas {

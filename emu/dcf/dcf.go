@@ -62,6 +62,10 @@ type Stats struct {
 	ByRate map[float64]*RateStats
 }
 
+// Dropped is every frame the node lost on the medium or at its queue: queue
+// drops, retry-limit drops and lost broadcasts.
+func (s Stats) Dropped() uint64 { return s.QueueDrops + s.RetryDrops + s.BroadcastLost }
+
 // RateStats is one PHY rate's share of a node's unicast transmissions.
 type RateStats struct {
 	Attempts  uint64   // attempts at this rate
