@@ -50,6 +50,16 @@ type Engine struct {
 	Samples      []QueueSample
 	DownBytes    uint64 // bytes delivered to stations
 	UpBytes      uint64 // bytes delivered to the server
+
+	// LinkRates, when set, is called at every queue sample (every
+	// Cfg.SampleIntervalMs of emulated time) with, for each station i, the
+	// frame-weighted mean PHY rate (Mbit/s) of the unicast frames it
+	// delivered since the previous call; a station that delivered none keeps
+	// its previous value (0 before its first frame). It runs on the
+	// real-time timing thread, so it must not block, and the slice is reused:
+	// copy it to keep it.
+	LinkRates func(mbps []float64)
+	meter     rateMeter // LinkRates' per-station totals at the previous sample
 }
 
 // QueueSample is one apqueue.csv row.
@@ -166,7 +176,25 @@ func (e *Engine) schedTrace(i int, tr []TracePoint) {
 
 func (e *Engine) sample() {
 	e.Samples = append(e.Samples, QueueSample{T: e.Sim.Now(), Frames: e.AP.Backlog(), Bytes: e.AP.BacklogBytes(), DropsTotal: e.AP.Stats.Dropped()})
+	if e.LinkRates != nil {
+		e.LinkRates(e.meter.updateNodes(e.Stas))
+	}
 	e.Sim.After(des.Time(e.Cfg.SampleIntervalMs*float64(des.Millisecond)), e.sample)
+}
+
+// startRate is station i's PHY rate (Mbit/s) before its first frame: its
+// constant rate, or with rate control the top of the PHY's rate set (ARF,
+// AARF and Minstrel start there); 0 with a mobility trace, which sets it.
+func (e *Engine) startRate(i int) float64 {
+	switch {
+	case e.Cfg.Stations[i].Mobility != "":
+		return 0
+	case e.Stas[i].Ctl != nil && len(e.PHY.Rates) > 0:
+		return e.PHY.Rates[len(e.PHY.Rates)-1]
+	case e.Stas[i].RateMbps > 0:
+		return e.Stas[i].RateMbps
+	}
+	return e.PHY.DataRateMbps
 }
 
 func (e *Engine) write(p Port, b []byte) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/coopcc/coopcc/emu/des"
+	"github.com/coopcc/coopcc/internal/linkspeed"
 )
 
 // EngineOptions choose the real-time engine's architecture.
@@ -86,9 +87,11 @@ type tapEngine struct {
 	cpu0 cpuPressure
 	psi  float64 // share of the run some task waited for a CPU (PSI), -1 unknown
 	dur  des.Time
-	werr error        // writer threads' setup error (SCHED_FIFO refused)
-	ws   *WriterStats // threaded engine: the writers' final counters
-	nw   int          // writer threads (0 = inline engine)
+	werr error               // writer threads' setup error (SCHED_FIFO refused)
+	ws   *WriterStats        // threaded engine: the writers' final counters
+	nw   int                 // writer threads (0 = inline engine)
+	lsh  []*linkspeed.Handle // per station: link speed handle in its namespace
+	spd  *speedSetter        // sets the station TAPs' link speeds (nil until started)
 }
 
 // openTapEngine creates the TAPs and the engine on top of them.
@@ -144,7 +147,39 @@ func openTapEngine(cfg Config, o EngineOptions) (*tapEngine, error) {
 		rt.Sources = append(rt.Sources, Source{FD: t.FD, Handle: func(b []byte) { te.e.FromStation(i, b) }})
 	}
 	rt.Sources = append(rt.Sources, Source{FD: te.srv.FD, Handle: te.e.FromServer})
+	if err := te.startLinkSpeeds(); err != nil {
+		te.close()
+		return nil, err
+	}
 	return te, nil
+}
+
+// startLinkSpeeds makes each station TAP's link speed follow the station's
+// PHY rate: it opens a handle in each station's namespace, sets the speed of
+// the stations whose rate is fixed, and hooks the engine's rate samples to
+// the setter's goroutine.
+func (te *tapEngine) startLinkSpeeds() error {
+	if len(te.sta) == 0 {
+		return nil
+	}
+	hs, err := openLinkSpeeds(te.cfg)
+	if err != nil {
+		return err
+	}
+	te.lsh = hs
+	set := func(i int, mbps uint32) error {
+		if err := te.lsh[i].Set(te.sta[i].Name, mbps); err != nil {
+			return fmt.Errorf("station %s: %w", te.cfg.Stations[i].Name, err)
+		}
+		return nil
+	}
+	te.spd = newSpeedSetter(len(te.sta), set, os.Stderr)
+	for i := range te.sta {
+		te.spd.setOne(i, te.e.startRate(i))
+	}
+	te.spd.start()
+	te.e.LinkRates = te.spd.offer
+	return nil
 }
 
 // minTAPRing is the smallest TAP ring (txqueuelen) the emulator sets.
@@ -214,6 +249,7 @@ func (te *tapEngine) run(ctx context.Context, end des.Time) error {
 		te.psi = te.cpu0.share(readCPUPressure())
 		te.dur = te.rt.now()
 	}
+	te.rt.Start = time.Now() // before the goroutine that may read it (note)
 	go func() {
 		defer close(noted)
 		select {
@@ -223,8 +259,10 @@ func (te *tapEngine) run(ctx context.Context, end des.Time) error {
 		case <-done:
 		}
 	}()
-	te.rt.Start = time.Now()
 	err := te.rt.Run(end)
+	if te.spd != nil {
+		te.spd.stop() // no more samples come: its counters are final
+	}
 	close(done)
 	<-noted
 	if te.dur == 0 {
@@ -240,6 +278,11 @@ func (te *tapEngine) run(ctx context.Context, end des.Time) error {
 
 // close removes the TAPs and releases the loop's and writers' resources.
 func (te *tapEngine) close() {
+	if te.spd != nil {
+		te.spd.stop()
+	}
+	closeLinkSpeeds(te.lsh)
+	te.lsh = nil
 	if te.w != nil {
 		_ = te.w.Close()
 	}
@@ -275,5 +318,8 @@ func (te *tapEngine) report() Report {
 		rep.ArrivalUs = map[string]float64{"p50": h.Quantile(0.5), "p99": h.Quantile(0.99), "max": float64(h.Max()) / 1000}
 	}
 	rep.judgeDelivery(delivery)
+	if te.spd != nil && te.spd.Errors > 0 {
+		rep.LinkSpeedErrors, rep.LinkSpeedError = te.spd.Errors, te.spd.First.Error()
+	}
 	return rep
 }

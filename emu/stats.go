@@ -53,6 +53,11 @@ type Report struct {
 	RateControl map[string]string `json:"rate_control,omitempty"`
 	// MeanRateMbps is each node's mean PHY rate over its delivered unicast frames.
 	MeanRateMbps map[string]float64 `json:"mean_rate_mbps,omitempty"`
+	// LinkSpeedErrors counts the station TAPs' link speed sets that failed
+	// (the speed follows the PHY rate; a failure does not void the run) and
+	// LinkSpeedError is the first.
+	LinkSpeedErrors uint64 `json:"link_speed_errors,omitempty"`
+	LinkSpeedError  string `json:"link_speed_error,omitempty"`
 }
 
 // RateControlOf is the controller kind of a node of the engine ("constant" when none).

@@ -1,0 +1,139 @@
+package emu
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sync"
+
+	"github.com/coopcc/coopcc/internal/linkspeed"
+	"github.com/coopcc/coopcc/internal/nsenter"
+)
+
+// speedSetter keeps each station TAP's link speed (ethtool, Mbit/s) at the
+// PHY rate the engine reports for the station, as a Wi-Fi driver reports
+// its tx bitrate. The engine's timing thread hands it rate snapshots with
+// offer, which never blocks; one goroutine applies them.
+type speedSetter struct {
+	set  func(i int, mbps uint32) error // sets station i's speed
+	warn io.Writer                      // where the first error is told (nil: nowhere)
+	last []uint32                       // per station: the speed last asked for (0: none)
+	in   chan []float64                 // the latest unread snapshot (capacity 1)
+	quit chan struct{}
+	done chan struct{}
+	once sync.Once
+
+	// Errors counts failed sets and First is the first one; read them
+	// after stop.
+	Errors uint64
+	First  error
+}
+
+// newSpeedSetter makes a setter for n stations; start starts its goroutine.
+func newSpeedSetter(n int, set func(i int, mbps uint32) error, warn io.Writer) *speedSetter {
+	return &speedSetter{set: set, warn: warn, last: make([]uint32, n), in: make(chan []float64, 1), quit: make(chan struct{}), done: make(chan struct{})}
+}
+
+// roundMbps is a rate as a link speed: the nearest whole Mbit/s, at least 1;
+// 0 (nothing to set) for a rate ≤ 0, a station that delivered no frame yet.
+func roundMbps(r float64) uint32 {
+	if !(r > 0) {
+		return 0
+	}
+	return uint32(max(math.Round(min(r, float64(linkspeed.Unknown-1))), 1))
+}
+
+// setOne sets station i's speed to rate r when its rounded value changed.
+// A failed set is counted and not retried until the value changes again
+// (a driver that refuses once refuses every time).
+func (s *speedSetter) setOne(i int, r float64) {
+	v := roundMbps(r)
+	if v == 0 || v == s.last[i] {
+		return
+	}
+	s.last[i] = v
+	if err := s.set(i, v); err != nil {
+		s.Errors++
+		if s.First == nil {
+			s.First = err
+			if s.warn != nil {
+				fmt.Fprintf(s.warn, "emu: link speed: %v (further errors are only counted)\n", err)
+			}
+		}
+	}
+}
+
+// apply sets every station whose rounded rate changed.
+func (s *speedSetter) apply(mbps []float64) {
+	for i, r := range mbps {
+		if i < len(s.last) {
+			s.setOne(i, r)
+		}
+	}
+}
+
+// offer hands a copy of the snapshot to the goroutine, replacing an unread
+// older one. It never blocks (one caller: the timing thread).
+func (s *speedSetter) offer(mbps []float64) {
+	c := append([]float64(nil), mbps...)
+	for {
+		select {
+		case s.in <- c:
+			return
+		default:
+		}
+		select {
+		case <-s.in: // drop the stale snapshot the goroutine has not read yet
+		default:
+		}
+	}
+}
+
+// start runs the goroutine that applies the snapshots until stop.
+func (s *speedSetter) start() {
+	go func() {
+		defer close(s.done)
+		for {
+			select {
+			case r := <-s.in:
+				s.apply(r)
+			case <-s.quit:
+				return
+			}
+		}
+	}()
+}
+
+// stop ends the goroutine and waits for it (idempotent; only after start).
+func (s *speedSetter) stop() {
+	s.once.Do(func() {
+		close(s.quit)
+		<-s.done
+	})
+}
+
+// openLinkSpeeds opens one linkspeed handle in each station's namespace
+// (its socket stays bound there). On error the handles opened are closed.
+func openLinkSpeeds(cfg Config) ([]*linkspeed.Handle, error) {
+	hs := make([]*linkspeed.Handle, 0, len(cfg.Stations))
+	for _, st := range cfg.Stations {
+		var h *linkspeed.Handle
+		err := nsenter.Do(st.Netns, func() (err error) {
+			h, err = linkspeed.Open()
+			return err
+		})
+		if err != nil {
+			closeLinkSpeeds(hs)
+			return nil, fmt.Errorf("station %s: link speed handle: %w", st.Name, err)
+		}
+		hs = append(hs, h)
+	}
+	return hs, nil
+}
+
+// closeLinkSpeeds closes the handles.
+func closeLinkSpeeds(hs []*linkspeed.Handle) {
+	for _, h := range hs {
+		_ = h.Close()
+	}
+}
