@@ -34,6 +34,8 @@ type Fields struct {
 	RcvHi      uint32 `json:"rcv_hi_segments,omitempty"`
 	// The learned queue per contender (TLV 15); omitted when 0.
 	QueueSegments uint32 `json:"queue_segments,omitempty"`
+	// The WLAN interface's transmit rate (TLV 16), kbit/s; omitted when 0.
+	LinkRateKbps uint32 `json:"link_rate_kbps,omitempty"`
 }
 
 // FieldsOf returns s in the vectors' JSON form (durations in whole µs, as
@@ -46,7 +48,7 @@ func FieldsOf(s Status) Fields {
 		SRTTus: uint32(s.SRTT / time.Microsecond), MinRTTus: uint32(s.MinRTT / time.Microsecond),
 		DeliveryRate: strconv.FormatUint(s.DeliveryRate, 10), Demand: strconv.FormatUint(s.Demand, 10),
 		AppLimited: s.AppLimited, Capability: strconv.FormatUint(s.Capability, 10),
-		Lo: s.Lo, Hi: s.Hi, Policy: s.Policy, QueueSegments: s.QueueSegments,
+		Lo: s.Lo, Hi: s.Hi, Policy: s.Policy, QueueSegments: s.QueueSegments, LinkRateKbps: s.LinkRate,
 	}
 	if s.hasDownloads() {
 		f.DownFlows, f.DownRate = s.DownFlows, strconv.FormatUint(s.DownRate, 10)
@@ -79,7 +81,7 @@ func (f Fields) Status() (Status, error) {
 		Lo: f.Lo, Hi: f.Hi, Policy: f.Policy,
 		DownFlows: f.DownFlows, DownRate: u("down_rate_Bps", f.DownRate, 10),
 		DownSRTT: time.Duration(f.DownSRTTus) * time.Microsecond, RcvHi: f.RcvHi,
-		QueueSegments: f.QueueSegments,
+		QueueSegments: f.QueueSegments, LinkRate: f.LinkRateKbps,
 	}
 	return s, err
 }

@@ -105,6 +105,10 @@ func generateVectors(t *testing.T) vectorFile {
 	queue.Seq, queue.QueueSegments = 3, 32
 	queueMax := queue
 	queueMax.QueueSegments = MaxQueueSegments
+	link := queue
+	link.Seq, link.LinkRate = 4, 54000
+	linkMax := link
+	linkMax.LinkRate = MaxLinkRate
 	clampIn := full
 	clampIn.MinRTT = 50 * time.Millisecond
 	clampMsg := enc(clampIn)
@@ -147,6 +151,7 @@ func generateVectors(t *testing.T) vectorFile {
 			{Name: "goodbye (flag 0x01), app-limited", Encodes: true, MessageHex: hex.EncodeToString(enc(bye)), Fields: toFields(bye)},
 			{Name: "uploads and a download (TLVs 11-14)", Note: "download TLVs after the policy: 0b down flows, 0c down rate, 0d down srtt, 0e receive bound", Encodes: true, MessageHex: hex.EncodeToString(enc(down)), Fields: toFields(down)},
 			{Name: "learned queue per contender (TLV 15)", Note: "TLV 0f 04 00000020 after the policy", Encodes: true, MessageHex: hex.EncodeToString(enc(queue)), Fields: toFields(queue)},
+			{Name: "link rate (TLV 16)", Note: "TLV 10 04 0000d2f0 (54 000 kbit/s) after TLV 15", Encodes: true, MessageHex: hex.EncodeToString(enc(link)), Fields: toFields(link)},
 			{Name: "unknown TLV 200 skipped", Note: "TLV c8 03 78797a appended before the tag", MessageHex: hex.EncodeToString(unknown), Fields: toFields(full)},
 			{Name: "min RTT above srtt is clamped to srtt", Note: "min_rtt on the wire is 50000 us", MessageHex: hex.EncodeToString(clampMsg), Fields: toFields(clampOut)},
 		},
@@ -171,6 +176,11 @@ func generateVectors(t *testing.T) vectorFile {
 			{Name: "queue per contender 65536", MessageHex: hex.EncodeToString(func() []byte {
 				b := body(enc(queueMax))
 				binary.BigEndian.PutUint32(b[len(b)-4:], MaxQueueSegments+1) // TLV 15 is the last
+				return reseal(c, b)
+			}()), Reason: OutOfRange.String()},
+			{Name: "link rate 100000001 kbit/s", MessageHex: hex.EncodeToString(func() []byte {
+				b := body(enc(linkMax))
+				binary.BigEndian.PutUint32(b[len(b)-4:], MaxLinkRate+1) // TLV 16 is the last
 				return reseal(c, b)
 			}()), Reason: OutOfRange.String()},
 			{Name: "oversized (513 bytes)", MessageHex: hex.EncodeToString(bytes.Repeat([]byte{0}, MaxMessageSize+1)), Reason: Oversized.String()},

@@ -50,6 +50,11 @@ const (
 	// policy has learned to work at, segments, so that the group converges
 	// on one value (policy/coop_probe.go).
 	TLVQueueSegments = 15 // u32, 0..MaxQueueSegments
+	// TLVLinkRate (a compatible extension of version 1; senders omit it
+	// when 0): the PHY rate the sender's WLAN interface transmits at, as its
+	// driver reports it, kbit/s — so that the group can tell a medium that
+	// slowed down (rate adaptation) from a queue someone else builds.
+	TLVLinkRate = 16 // u32, 0..MaxLinkRate
 )
 
 // Valid ranges (inclusive). A message with any field outside them is
@@ -62,6 +67,7 @@ const (
 	MaxDemand        = 1 << 40        // bytes (1 TiB)
 	MaxPolicyLength  = 32
 	MaxQueueSegments = 65535
+	MaxLinkRate      = 100_000_000 // kbit/s = 100 Gbit/s
 )
 
 // Status is what a terminal tells its peers about itself.
@@ -88,6 +94,7 @@ type Status struct {
 	RcvHi     uint32        // receive-window bound, segments (0 = none)
 
 	QueueSegments uint32 // learned queue per contender, segments (0 = none)
+	LinkRate      uint32 // the WLAN interface's transmit rate, kbit/s (0 = unknown)
 }
 
 // hasDownloads reports whether the download TLVs are sent.
@@ -132,6 +139,8 @@ func (s Status) Validate() error {
 		return fmt.Errorf("receive bound %d > %d segments", s.RcvHi, MaxCwnd)
 	case s.QueueSegments > MaxQueueSegments:
 		return fmt.Errorf("queue per contender %d > %d segments", s.QueueSegments, MaxQueueSegments)
+	case s.LinkRate > MaxLinkRate:
+		return fmt.Errorf("link rate %d > %d kbit/s", s.LinkRate, MaxLinkRate)
 	}
 	return validPolicy(s.Policy)
 }
@@ -171,6 +180,7 @@ func (s Status) Clamp() Status {
 	s.DownSRTT = max(0, min(s.DownSRTT, MaxRTT)).Truncate(time.Microsecond)
 	s.RcvHi = min(s.RcvHi, MaxCwnd)
 	s.QueueSegments = min(s.QueueSegments, MaxQueueSegments)
+	s.LinkRate = min(s.LinkRate, MaxLinkRate)
 	if s.Hi != 0 && s.Lo > s.Hi {
 		s.Lo = s.Hi
 	}
@@ -272,6 +282,9 @@ func (c *Codec) AppendEncode(dst []byte, s Status) ([]byte, error) {
 	}
 	if s.QueueSegments != 0 {
 		dst = appendU32(dst, TLVQueueSegments, s.QueueSegments)
+	}
+	if s.LinkRate != 0 {
+		dst = appendU32(dst, TLVLinkRate, s.LinkRate)
 	}
 	total := len(dst) - start + TagSize
 	binary.BigEndian.PutUint16(dst[start+6:], uint16(total))
@@ -401,6 +414,8 @@ func parseTLVs(s *Status, b []byte) error {
 			s.RcvHi = binary.BigEndian.Uint32(v)
 		case TLVQueueSegments:
 			s.QueueSegments = binary.BigEndian.Uint32(v)
+		case TLVLinkRate:
+			s.LinkRate = binary.BigEndian.Uint32(v)
 		}
 	}
 	return nil
@@ -410,7 +425,7 @@ func parseTLVs(s *Status, b []byte) error {
 // variable-length type and -1 for an unknown type.
 func knownLen(typ byte) int {
 	switch typ {
-	case TLVActiveFlows, TLVCwnd, TLVSRTT, TLVMinRTT, TLVDownFlows, TLVDownSRTT, TLVRcvHi, TLVQueueSegments:
+	case TLVActiveFlows, TLVCwnd, TLVSRTT, TLVMinRTT, TLVDownFlows, TLVDownSRTT, TLVRcvHi, TLVQueueSegments, TLVLinkRate:
 		return 4
 	case TLVDeliveryRate, TLVDemand, TLVCapability, TLVBounds, TLVDownRate:
 		return 8

@@ -44,6 +44,10 @@ for m in v["valid"]:
     down["queue_segments"] = 0
     if 15 in tlv:
         got.update(queue_segments=u32(15))
+    # The link rate (TLV 16), kbit/s, left out of the JSON when 0.
+    down["link_rate_kbps"] = 0
+    if 16 in tlv:
+        got.update(link_rate_kbps=u32(16))
     for k, zero in down.items():
         assert f.get(k, zero) == got.get(k, zero), (m["name"], k)
         got.pop(k, None)
