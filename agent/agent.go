@@ -12,6 +12,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -21,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coopcc/coopcc/internal/linkspeed"
 	"github.com/coopcc/coopcc/policy"
 )
 
@@ -61,6 +63,9 @@ type Deps struct {
 	// IfaceAddrs returns the managed interface's addresses (default:
 	// net.InterfaceByName); flows from these sources leave through it.
 	IfaceAddrs func(iface string) ([]netip.Addr, error)
+	// LinkRate returns the PHY rate the WLAN interface transmits at, Mbit/s
+	// (0 = none reported; default: its ethtool link speed, linkRate).
+	LinkRate func(iface string) (float64, error)
 }
 
 // stateKey of the host-wide default bounds in the applied map.
@@ -110,6 +115,7 @@ type tickState struct {
 	Reason    string
 	Guard     policy.GuardStatus
 	Own       PeerStatus
+	LinkRate  float64 // the WLAN interface's PHY rate, Mbit/s (0 = unknown)
 	TickTime  time.Duration
 	Err       string
 }
@@ -124,6 +130,9 @@ func New(cfg Config, deps Deps) (*Agent, error) {
 	}
 	if deps.IfaceAddrs == nil {
 		deps.IfaceAddrs = ifaceAddrs
+	}
+	if deps.LinkRate == nil {
+		deps.LinkRate = linkRate
 	}
 	a := &Agent{deps: deps, log: deps.Logger, applied: map[netip.Addr]DPBounds{}, ticks: newFlowTicks(), blog: newBoundLog()}
 	if err := a.setConfig(cfg); err != nil {
@@ -259,6 +268,11 @@ func (a *Agent) Tick(now time.Time) {
 	peers := a.deps.Peers.Live(now)
 	n := a.deps.Peers.N(now)
 	view := View{Now: now, Flows: make([]FlowView, 0, len(flows)), Peers: make([]PeerView, 0, len(peers))}
+	link, lerr := a.deps.LinkRate(cfg.Iface)
+	if lerr != nil {
+		a.log.Debug("link rate", "iface", cfg.Iface, "err", lerr)
+	}
+	view.LinkRate = link
 	active := 0
 	var agg float64
 	a.mu.Lock()
@@ -337,7 +351,7 @@ func (a *Agent) Tick(now time.Time) {
 	if n <= 1 && agg > a.capab {
 		a.capab = agg
 	}
-	a.last = tickState{At: now, Flows: flows, UpRates: upRates, Downloads: downloads, Active: active, Peers: peers, N: n, Decision: dec, Reason: reason, Guard: gs}
+	a.last = tickState{At: now, Flows: flows, UpRates: upRates, Downloads: downloads, Active: active, Peers: peers, N: n, Decision: dec, Reason: reason, Guard: gs, LinkRate: link}
 	a.last.Own = a.ownStatusLocked(pol.Name())
 	a.last.TickTime = time.Since(start)
 	if !ok {
@@ -563,4 +577,24 @@ func ifaceAddrs(name string) ([]netip.Addr, error) {
 		}
 	}
 	return out, nil
+}
+
+// linkRate is the WLAN interface's link speed as its driver reports it
+// (ethtool; the emulator sets a station TAP's to its PHY rate), Mbit/s: 0
+// when there is no interface or its driver reports none (a cfg80211 Wi-Fi
+// interface keeps its rate in nl80211, not read here).
+func linkRate(iface string) (float64, error) {
+	if iface == "" {
+		return 0, nil
+	}
+	h, err := linkspeed.Open()
+	if err != nil {
+		return 0, err
+	}
+	defer h.Close()
+	s, err := h.Get(iface)
+	if errors.Is(err, linkspeed.ErrNotSupported) {
+		return 0, nil
+	}
+	return float64(s), err
 }

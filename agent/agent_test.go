@@ -522,3 +522,31 @@ func TestIdleFlowHasNoRate(t *testing.T) {
 		t.Fatalf("own status %+v, want min RTT 4ms (the idle flow on the same path), 1 active flow, srtt 20ms", own)
 	}
 }
+
+// TestLinkRateReachesPolicyAndPeers: the WLAN interface's PHY rate is read
+// every tick, given to the policy, sent to the peers (kbit/s) and shown in
+// the status; the peers' rates reach the policy in Mbit/s; an interface that
+// reports none is 0, not an error of the tick.
+func TestLinkRateReachesPolicyAndPeers(t *testing.T) {
+	h := newHarness(t, nil)
+	var asked string
+	h.a.deps.LinkRate = func(iface string) (float64, error) { asked = iface; return 54, nil }
+	h.flows.flows = []Flow{flow("10.77.9.1:40000", "10.77.9.254:5201", 40)}
+	h.peers.live = []PeerStatus{{ActiveFlows: 1, LinkRate: 12000}}
+	now := time.Unix(1_700_000_000, 0)
+	h.a.Tick(now)
+	if asked != "wlan0" || h.pol.last.LinkRate != 54 || h.pol.last.Peers[0].LinkRate != 12 {
+		t.Fatalf("asked %q; policy saw own %v, peer %v Mbit/s; want wlan0, 54, 12", asked, h.pol.last.LinkRate, h.pol.last.Peers[0].LinkRate)
+	}
+	if got := h.a.OwnStatus().LinkRate; got != 54000 {
+		t.Errorf("own status link rate %d kbit/s, want 54000", got)
+	}
+	if got := h.a.Status().Own.LinkRateKbps; got != 54000 {
+		t.Errorf("status JSON link_rate_kbps %d, want 54000", got)
+	}
+	h.a.deps.LinkRate = func(string) (float64, error) { return 0, errors.New("no such device") }
+	h.a.Tick(now.Add(time.Second))
+	if h.pol.last.LinkRate != 0 || h.a.OwnStatus().LinkRate != 0 || h.a.Status().Counts.MonitorErrors != 0 {
+		t.Errorf("unreadable link: policy %v, own %d, monitor errors %d; want 0, 0, 0", h.pol.last.LinkRate, h.a.OwnStatus().LinkRate, h.a.Status().Counts.MonitorErrors)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/coopcc/coopcc/peer"
 	"github.com/coopcc/coopcc/policy"
 )
 
@@ -61,6 +62,7 @@ func (a *Agent) ownStatusLocked(polName string) PeerStatus {
 	s.Lo, s.Hi = b.Lo, b.Hi
 	s.Policy = polName
 	s.QueueSegments = a.last.Decision.QueueSegments
+	s.LinkRate = uint32(min(max(a.last.LinkRate, 0)*1000, peer.MaxLinkRate))
 	a.addDownloadsLocked(&s)
 	return s
 }
@@ -246,6 +248,7 @@ func peerView(p PeerStatus) PeerView {
 		ActiveFlows: int(p.ActiveFlows) + int(p.DownFlows), SRTT: p.SRTT, MinRTT: p.MinRTT,
 		DeliveryRate: float64(p.DeliveryRate) + float64(p.DownRate), Demand: p.Demand, AppLimited: p.AppLimited,
 		Capability: float64(p.Capability), Lo: p.Lo, Hi: p.Hi, QueueSegments: p.QueueSegments, Cwnd: p.Cwnd,
+		LinkRate: float64(p.LinkRate) / 1000,
 	}
 	if p.DownFlows > 0 {
 		v.Cwnd = 0 // the uploads' cwnd against a bound that covers the downloads too: unknown

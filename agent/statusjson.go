@@ -33,6 +33,8 @@ type PeerReport struct {
 	RcvHi      uint32 `json:"rcv_hi,omitempty"` // receive-window bound, segments
 	// The queue per contender coop has learned (absent when none).
 	QueueSegments uint32 `json:"queue_segments,omitempty"`
+	// The WLAN interface's PHY rate, kbit/s (absent when unknown).
+	LinkRateKbps uint32 `json:"link_rate_kbps,omitempty"`
 }
 
 // peerReport converts a peer status (self when self is true).
@@ -41,7 +43,7 @@ func peerReport(s PeerStatus, self bool) PeerReport {
 		MinRTTUs: usOrNil(s.MinRTT), DeliveryRate: s.DeliveryRate, DemandBytes: s.Demand, AppLimited: s.AppLimited,
 		Capability: s.Capability, Lo: s.Lo, Hi: s.Hi, Policy: s.Policy,
 		DownFlows: s.DownFlows, DownRate: s.DownRate, DownSRTTUs: usOrNil(s.DownSRTT), RcvHi: s.RcvHi,
-		QueueSegments: s.QueueSegments}
+		QueueSegments: s.QueueSegments, LinkRateKbps: s.LinkRate}
 	if !self {
 		r.Sender = SenderID(s.Sender)
 		r.Seq = s.Seq

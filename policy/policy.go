@@ -57,6 +57,9 @@ type PeerView struct {
 	// QueueSegments is the queue per contender the peer's coop has learned
 	// (0 = none advertised).
 	QueueSegments uint32
+	// LinkRate is the PHY rate the peer's WLAN interface transmits at,
+	// Mbit/s (0 = unknown).
+	LinkRate float64
 }
 
 // View is the input of one decision. Peers are the live peers, not self.
@@ -64,6 +67,9 @@ type View struct {
 	Now   time.Time
 	Flows []FlowView
 	Peers []PeerView
+	// LinkRate is the PHY rate this terminal's WLAN interface transmits
+	// at, Mbit/s, as its driver reports it (0 = unknown).
+	LinkRate float64
 }
 
 // Bounds are cwnd bounds in segments. Hi 0 = no upper bound, Lo 0 = no lower

@@ -25,6 +25,9 @@ const (
 	MaxPlausibleRTT = 60 * time.Second
 	// MaxPlausibleFlows caps one peer's active flow count.
 	MaxPlausibleFlows = 256
+	// MaxPlausibleLinkRate caps a reported PHY rate, Mbit/s (802.11be's
+	// fastest is 46 Gbit/s).
+	MaxPlausibleLinkRate = 100_000
 	// MinHi is the smallest upper bound ever applied: TCP needs 2 segments
 	// in flight to keep its ACK clock.
 	MinHi = 2
@@ -42,11 +45,13 @@ const (
 // liar cannot move the median) and never above MaxPlausibleRate; RTTs below
 // MinPlausibleRTT treated as unknown, above MaxPlausibleRTT capped, a minimum
 // RTT above the smoothed one lowered to it; flow counts at most
-// MaxPlausibleFlows. The input is not modified.
+// MaxPlausibleFlows; link rates at most MaxPlausibleLinkRate. The input is
+// not modified.
 func SanitizeView(v View) View {
 	ceiling := rateCeiling(v)
 	out := v
 	out.Peers = make([]PeerView, len(v.Peers))
+	out.LinkRate = clampRate(v.LinkRate, MaxPlausibleLinkRate)
 	for i, p := range v.Peers {
 		p.DeliveryRate = clampRate(p.DeliveryRate, ceiling)
 		p.Capability = clampRate(p.Capability, ceiling)
@@ -55,6 +60,7 @@ func SanitizeView(v View) View {
 			p.MinRTT = p.SRTT
 		}
 		p.ActiveFlows = min(max(p.ActiveFlows, 0), MaxPlausibleFlows)
+		p.LinkRate = clampRate(p.LinkRate, MaxPlausibleLinkRate)
 		out.Peers[i] = p
 	}
 	return out

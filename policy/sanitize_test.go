@@ -84,12 +84,15 @@ func TestSanitizeViewProperties(t *testing.T) {
 	}
 	wildRTT := func() time.Duration { return time.Duration(rng.Int64N(int64(120*time.Second))) - time.Second }
 	for i := 0; i < 2000; i++ {
-		v := View{Now: t0, Flows: []FlowView{{Dst: dstA, MSS: 1448, DeliveryRate: rng.Float64() * 5e6, MinRTT: 5 * time.Millisecond, SRTT: 6 * time.Millisecond}}}
+		v := View{Now: t0, Flows: []FlowView{{Dst: dstA, MSS: 1448, DeliveryRate: rng.Float64() * 5e6, MinRTT: 5 * time.Millisecond, SRTT: 6 * time.Millisecond}}, LinkRate: wild()}
 		for k := rng.IntN(12); k > 0; k-- {
-			v.Peers = append(v.Peers, PeerView{ActiveFlows: rng.IntN(70000) - 5, SRTT: wildRTT(), MinRTT: wildRTT(), DeliveryRate: wild(), Capability: wild()})
+			v.Peers = append(v.Peers, PeerView{ActiveFlows: rng.IntN(70000) - 5, SRTT: wildRTT(), MinRTT: wildRTT(), DeliveryRate: wild(), Capability: wild(), LinkRate: wild()})
 		}
 		s := SanitizeView(v)
 		ceiling := rateCeiling(v)
+		if !(s.LinkRate >= 0 && s.LinkRate <= MaxPlausibleLinkRate) {
+			t.Fatalf("own link rate %v outside [0, %v]", s.LinkRate, MaxPlausibleLinkRate)
+		}
 		for _, p := range s.Peers {
 			switch {
 			case !(p.DeliveryRate >= 0 && p.DeliveryRate <= ceiling && p.DeliveryRate <= MaxPlausibleRate):
@@ -104,6 +107,8 @@ func TestSanitizeViewProperties(t *testing.T) {
 				t.Fatalf("min rtt %v above srtt %v", p.MinRTT, p.SRTT)
 			case p.ActiveFlows < 0 || p.ActiveFlows > MaxPlausibleFlows:
 				t.Fatalf("flows %d", p.ActiveFlows)
+			case !(p.LinkRate >= 0 && p.LinkRate <= MaxPlausibleLinkRate):
+				t.Fatalf("link rate %v outside [0, %v]", p.LinkRate, MaxPlausibleLinkRate)
 			}
 		}
 		if len(v.Peers) >= 2 {
