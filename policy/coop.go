@@ -236,6 +236,7 @@ func (c *coop) Decide(v View) Decision {
 	c.rememberRates(gs, update)
 	self := selfTerminal(gs, cp.Capability)
 	self.use = windowUse(v.Flows, c.last)
+	self.link = finiteOr0(v.LinkRate)
 	c.peakRate = max(c.peakRate*0.995, self.rate)
 	g, ok := formGroup(self, peerTerminals(v.Peers))
 	if !ok {
@@ -390,6 +391,7 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 	if c.capacity > 0 {
 		effective = max(c.capacity, floorWin/sized)
 	}
+	c.comp.see(g.medium)
 	if why := c.comp.observe(now, cp, len(g.terms), g.d, dStar, g.rbar, effective, floorWin, sized, g.measured); why != "" {
 		c.capacity = 0
 		return c.restore(gs, why, c.comp.startShare()), true

@@ -23,6 +23,9 @@ type terminal struct {
 	// use is the terminal's windows over their upper bounds (cwnd / hi,
 	// summed over its bulk flows); 0 = unknown (no bound, no cwnd).
 	use float64
+	// link is the PHY rate its WLAN interface transmits at, Mbit/s (0 =
+	// unknown).
+	link float64
 }
 
 // group is what one evaluation knows of the sharing group: its terminals
@@ -38,6 +41,8 @@ type group struct {
 	// slack: most terminals whose window use is known keep their windows
 	// under SlackUse × their bounds — the bounds do not shape the delivery.
 	slack bool
+	// medium: the PHY rates the group transmits at (medium.go).
+	medium medium
 }
 
 // SlackUse is the window use (cwnd over the upper bound) under which a
@@ -82,7 +87,7 @@ func peerTerminals(pvs []PeerView) []terminal {
 		if pv.ActiveFlows <= 0 {
 			continue
 		}
-		t := terminal{base: max(pv.MinRTT, 0), rate: finiteOr0(pv.DeliveryRate), appLimited: pv.AppLimited, capability: finiteOr0(pv.Capability)}
+		t := terminal{base: max(pv.MinRTT, 0), rate: finiteOr0(pv.DeliveryRate), appLimited: pv.AppLimited, capability: finiteOr0(pv.Capability), link: finiteOr0(pv.LinkRate)}
 		if pv.Hi > 0 && pv.Cwnd > 0 && pv.ActiveFlows > 0 {
 			t.use = float64(pv.Cwnd) / (float64(pv.Hi) * float64(pv.ActiveFlows))
 		}
@@ -127,6 +132,7 @@ func formGroup(self terminal, peers []terminal) (g group, ok bool) {
 		}
 	}
 	g.slack = 2*slack > known
+	g.medium = mediumOf(g.terms)
 	if len(queues) == 0 {
 		return g, false
 	}

@@ -1,0 +1,83 @@
+package policy
+
+import (
+	"testing"
+	"time"
+)
+
+// TestCompeteTellsASlowerMediumFromSomeoneElsesQueue: the same queue that
+// ignores a 30 % cut for two round trips switches coop off on a medium whose
+// rate held (hosts without coopcc), and does not when every terminal's PHY
+// rate fell meanwhile (rate adaptation: the group's own load slowed the
+// medium; lab, testbed2012, docs/policies.md "Limits").
+func TestCompeteTellsASlowerMediumFromSomeoneElsesQueue(t *testing.T) {
+	steady := medium{self: 54, median: 54}
+	for _, tc := range []struct {
+		name    string
+		later   medium
+		verdict bool
+	}{
+		{"rates held", steady, true},
+		{"rates wobbled by a tenth", medium{self: 49, median: 50}, true},
+		{"the medium slowed", medium{self: 24, median: 30}, false},
+		{"only this terminal slowed", medium{self: 24, median: 54}, true},
+		{"only the peers' median fell", medium{self: 54, median: 12}, true},
+		{"rates unknown", medium{}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, obs := pairObserver()
+			s.see(steady)
+			obs(0, 0.100, 1e6) // opens
+			s.see(tc.later)
+			obs(500, 0.200, 0.7e6) // the cut; the queue keeps growing
+			var why string
+			for ms := 1000; ms <= 4000 && why == ""; ms += 500 {
+				why = obs(ms, 0.300, 0.7e6)
+			}
+			if got := why != ""; got != tc.verdict {
+				t.Errorf("switched off: %v (%q), want %v", got, why, tc.verdict)
+			}
+		})
+	}
+}
+
+// TestCompeteStillSwitchesOffOnceTheSlowerMediumHolds: a medium that slowed
+// restarts the test from where it is; if the queue then ignores the cut at
+// the new rate, the verdict comes.
+func TestCompeteStillSwitchesOffOnceTheSlowerMediumHolds(t *testing.T) {
+	s, obs := pairObserver()
+	s.see(medium{self: 54, median: 54})
+	obs(0, 0.100, 1e6)
+	s.see(medium{self: 18, median: 20})
+	obs(500, 0.200, 0.7e6)
+	var at int
+	c := 0.7e6
+	for ms := 1000; ms <= 10000 && at == 0; ms += 500 {
+		if s.startedAt(t0.Add(time.Duration(ms-500) * time.Millisecond)) {
+			c = InelasticCut * c // the restarted test's cut
+		}
+		if obs(ms, 0.300, c) != "" {
+			at = ms
+		}
+	}
+	if at == 0 {
+		t.Fatal("no verdict in 10 s of a queue that ignored every cut at a rate that no longer fell")
+	}
+	if at < 2000 {
+		t.Errorf("verdict at %d ms: before the restarted test had its two round trips", at)
+	}
+}
+
+func TestMediumOf(t *testing.T) {
+	m := mediumOf([]terminal{{link: 0}, {link: 54}, {link: 6}, {link: 48}})
+	if m.self != 0 || m.median != 48 {
+		t.Errorf("mediumOf = %+v, want self 0 (unknown), median 48 of the known 6, 48, 54", m)
+	}
+	if got := mediumOf(nil); got != (medium{}) {
+		t.Errorf("mediumOf(nil) = %+v", got)
+	}
+	// One liar cannot drag the median of three down.
+	if m := mediumOf([]terminal{{link: 54}, {link: 54}, {link: 0.001}}); m.median != 54 {
+		t.Errorf("median with one low report = %v, want 54", m.median)
+	}
+}
