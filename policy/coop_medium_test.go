@@ -8,25 +8,29 @@ import (
 // TestCompeteTellsASlowerMediumFromSomeoneElsesQueue: the same queue that
 // ignores a 30 % cut for two round trips switches coop off on a medium whose
 // rate held (hosts without coopcc), and does not when every terminal's PHY
-// rate fell meanwhile (rate adaptation: the group's own load slowed the
-// medium; lab, testbed2012, docs/policies.md "Limits").
+// rate fell since the group was last at its target (rate adaptation: the
+// group's own load slowed the medium; lab, testbed2012, docs/policies.md
+// step 9) — also when it fell before the episode opened.
 func TestCompeteTellsASlowerMediumFromSomeoneElsesQueue(t *testing.T) {
 	steady := medium{self: 54, median: 54}
 	for _, tc := range []struct {
-		name    string
-		later   medium
-		verdict bool
+		name          string
+		atOpen, later medium
+		verdict       bool
 	}{
-		{"rates held", steady, true},
-		{"rates wobbled by a tenth", medium{self: 49, median: 50}, true},
-		{"the medium slowed", medium{self: 24, median: 30}, false},
-		{"only this terminal slowed", medium{self: 24, median: 54}, true},
-		{"only the peers' median fell", medium{self: 54, median: 12}, true},
-		{"rates unknown", medium{}, true},
+		{"rates held", steady, steady, true},
+		{"rates wobbled by a tenth", steady, medium{self: 49, median: 50}, true},
+		{"the medium slowed", steady, medium{self: 24, median: 30}, false},
+		{"the medium had slowed when the episode opened", medium{self: 24, median: 30}, medium{self: 24, median: 30}, false},
+		{"only this terminal slowed", steady, medium{self: 24, median: 54}, true},
+		{"only the peers' median fell", steady, medium{self: 54, median: 12}, true},
+		{"rates unknown", medium{}, medium{}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, obs := pairObserver()
 			s.see(steady)
+			obs(-500, 0.030, 1e6) // at the target
+			s.see(tc.atOpen)
 			obs(0, 0.100, 1e6) // opens
 			s.see(tc.later)
 			obs(500, 0.200, 0.7e6) // the cut; the queue keeps growing
@@ -42,11 +46,12 @@ func TestCompeteTellsASlowerMediumFromSomeoneElsesQueue(t *testing.T) {
 }
 
 // TestCompeteStillSwitchesOffOnceTheSlowerMediumHolds: a medium that slowed
-// restarts the test from where it is; if the queue then ignores the cut at
-// the new rate, the verdict comes.
+// restarts the test from where it is and becomes the reference; if the queue
+// then ignores the cut made at the new rate, the verdict comes.
 func TestCompeteStillSwitchesOffOnceTheSlowerMediumHolds(t *testing.T) {
 	s, obs := pairObserver()
 	s.see(medium{self: 54, median: 54})
+	obs(-500, 0.030, 1e6)
 	obs(0, 0.100, 1e6)
 	s.see(medium{self: 18, median: 20})
 	obs(500, 0.200, 0.7e6)
