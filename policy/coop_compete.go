@@ -24,18 +24,18 @@ import (
 // 8 × OffFor) each time the queue is found inelastic again right after a
 // retry, and returns to OffFor after a whole off period of cooperation.
 type compete struct {
-	since     time.Time // episode start; zero = none
-	cutAt     time.Time // when the episode's cut was first in force; zero = not yet
-	d0, c0    float64   // queueing delay (s) and capacity (B/s) at the start
-	m0        float64   // the group's delivery rate (B/s) at the start (0 = unknown)
-	n0        int       // terminals in the group at the start
+	since  time.Time // episode start; zero = none
+	cutAt  time.Time // when the episode's cut was first in force; zero = not yet
+	d0, c0 float64   // queueing delay (s) and capacity (B/s) at the start
+	m0     float64   // the group's delivery rate (B/s) at the start (0 = unknown)
+	n0     int       // terminals in the group at the start
 	// med is the group's PHY rates of this evaluation (see); medAt the
 	// rates when its queue was last at the target: the medium the
 	// capacity estimate was learned on.
 	med, medAt medium
-	offUntil  time.Time
-	offFor    time.Duration // current off period (0 = OffFor)
-	retriedAt time.Time     // when the last off period ended
+	offUntil   time.Time
+	offFor     time.Duration // current off period (0 = OffFor)
+	retriedAt  time.Time     // when the last off period ended
 }
 
 // Elasticity thresholds of the competitive-mode test.
