@@ -30,7 +30,8 @@ type compete struct {
 	m0     float64   // the group's delivery rate (B/s) at the start (0 = unknown)
 	n0     int       // terminals in the group at the start
 	// med is the group's PHY rates of this evaluation (see); medAt the
-	// rates when its queue was last at the target: the medium the
+	// fastest they have been since its queue was last at the target (or
+	// since the start, or the end of an off period): the medium the
 	// capacity estimate was learned on.
 	med, medAt medium
 	offUntil   time.Time
@@ -65,6 +66,7 @@ func (s *compete) retry(now time.Time) bool {
 	}
 	s.offUntil, s.since, s.retriedAt = time.Time{}, time.Time{}, now
 	s.c0, s.m0 = 0, 0
+	s.medAt = medium{} // the medium as the fresh start finds it (see)
 	return true
 }
 
@@ -92,7 +94,10 @@ func (s *compete) start(now time.Time, n int, d, capacity, measured float64) {
 }
 
 // see records the group's PHY rates of this evaluation (before observe).
-func (s *compete) see(m medium) { s.med = m }
+func (s *compete) see(m medium) {
+	s.med = m
+	s.medAt = medium{self: max(s.medAt.self, m.self), median: max(s.medAt.median, m.median)}
+}
 
 // resume opens an episode at now from the queue as it is but against the
 // last episode's reference (C₀, M₀), so its hold stays where it was: the
@@ -173,7 +178,9 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 	}
 	if capacity <= 0 || d <= dStar {
 		s.since, s.c0, s.m0 = time.Time{}, 0, 0 // at the target: the reference goes
-		s.medAt = s.med
+		if capacity > 0 {
+			s.medAt = s.med // the medium the group works on at its target
+		}
 		return ""
 	}
 	if s.since.IsZero() && n == s.n0 && s.c0 > 0 {

@@ -73,6 +73,24 @@ func TestCompeteStillSwitchesOffOnceTheSlowerMediumHolds(t *testing.T) {
 	}
 }
 
+// TestCompeteRemembersTheMediumBeforeTheFirstEstimate: at 4 ms under ARF a
+// slow start runs the medium into collisions before the first estimate (lab,
+// testbed2012, 5 coop terminals: the first estimate at a queue of 67 ms,
+// four times the target); the rates of the start are the reference.
+func TestCompeteRemembersTheMediumBeforeTheFirstEstimate(t *testing.T) {
+	s, obs := pairObserver()
+	s.see(medium{self: 54, median: 54})
+	obs(-500, 0.010, 0) // no estimate yet
+	s.see(medium{self: 24, median: 30})
+	obs(0, 0.100, 1e6) // the first estimate opens the episode
+	obs(500, 0.200, 0.7e6)
+	for ms := 1000; ms <= 4000; ms += 500 {
+		if why := obs(ms, 0.300, 0.7e6); why != "" {
+			t.Fatalf("switched off at %d ms on a medium that slowed from 54 to 24 Mbit/s since the start: %q", ms, why)
+		}
+	}
+}
+
 func TestMediumOf(t *testing.T) {
 	m := mediumOf([]terminal{{link: 0}, {link: 54}, {link: 6}, {link: 48}})
 	if m.self != 0 || m.median != 48 {
