@@ -85,6 +85,7 @@ type Agent struct {
 	last    tickState
 	counts  Counts
 	capab   float64 // best aggregate delivery rate seen while alone (B/s)
+	link    linkSmoother
 	ticks   *flowTicks
 
 	dpMu sync.Mutex // serialises datapath calls (tick vs. metrics scrape)
@@ -268,10 +269,13 @@ func (a *Agent) Tick(now time.Time) {
 	peers := a.deps.Peers.Live(now)
 	n := a.deps.Peers.N(now)
 	view := View{Now: now, Flows: make([]FlowView, 0, len(flows)), Peers: make([]PeerView, 0, len(peers))}
-	link, lerr := a.deps.LinkRate(cfg.Iface)
+	raw, lerr := a.deps.LinkRate(cfg.Iface)
 	if lerr != nil {
 		a.log.Debug("link rate", "iface", cfg.Iface, "err", lerr)
 	}
+	a.mu.Lock()
+	link := a.link.observe(raw)
+	a.mu.Unlock()
 	view.LinkRate = link
 	active := 0
 	var agg float64
@@ -597,4 +601,29 @@ func linkRate(iface string) (float64, error) {
 		return 0, nil
 	}
 	return float64(s), err
+}
+
+// LinkSmoothing is the weight of a new link-speed reading in the smoothed
+// link rate (an exponential average over ticks: at 0.5 s, a time constant
+// of about 1.4 s). A driver reports the rate of its last frames; under rate
+// adaptation that jumps a step or two from frame to frame (ARF probes up
+// after 10 successes), and one reading a tick is a noisy sample of it.
+const LinkSmoothing = 0.3
+
+// linkSmoother averages the WLAN interface's link speed over ticks.
+type linkSmoother struct{ avg float64 }
+
+// observe takes one reading (Mbit/s; 0 = none) and returns the smoothed
+// rate; a tick without a reading forgets the average (the interface went or
+// stopped reporting).
+func (l *linkSmoother) observe(r float64) float64 {
+	switch {
+	case !(r > 0):
+		l.avg = 0
+	case l.avg == 0:
+		l.avg = r
+	default:
+		l.avg += LinkSmoothing * (r - l.avg)
+	}
+	return l.avg
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"net/netip"
 	"os"
@@ -548,5 +549,24 @@ func TestLinkRateReachesPolicyAndPeers(t *testing.T) {
 	h.a.Tick(now.Add(time.Second))
 	if h.pol.last.LinkRate != 0 || h.a.OwnStatus().LinkRate != 0 || h.a.Status().Counts.MonitorErrors != 0 {
 		t.Errorf("unreadable link: policy %v, own %d, monitor errors %d; want 0, 0, 0", h.pol.last.LinkRate, h.a.OwnStatus().LinkRate, h.a.Status().Counts.MonitorErrors)
+	}
+}
+
+func TestLinkSmoother(t *testing.T) {
+	var l linkSmoother
+	if got := l.observe(54); got != 54 {
+		t.Fatalf("first reading %v, want 54", got)
+	}
+	if got := l.observe(24); math.Abs(got-45) > 1e-9 {
+		t.Errorf("54 then 24: %v, want 54 + 0.3 × (24 − 54) = 45", got)
+	}
+	for range 20 {
+		l.observe(24)
+	}
+	if got := l.observe(24); math.Abs(got-24) > 0.1 {
+		t.Errorf("after 20 readings of 24: %v", got)
+	}
+	if got := l.observe(0); got != 0 {
+		t.Errorf("no reading: %v, want 0 (unknown)", got)
 	}
 }

@@ -332,6 +332,7 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 	if probeNote != "" {
 		probeNote = "; " + probeNote
 	}
+	probeNote += c.comp.mediumNote()
 	if g.terms[0].use > 0 {
 		state += fmt.Sprintf(", own windows at %.2f of their bounds", g.terms[0].use)
 	}

@@ -1,6 +1,9 @@
 package policy
 
-import "sort"
+import (
+	"fmt"
+	"sort"
+)
 
 // medium is what the group knows of the rate its medium runs at: the PHY
 // rates its WLAN interfaces transmit at, as their drivers report them
@@ -34,6 +37,15 @@ func mediumOf(terms []terminal) medium {
 		m.median = rates[len(rates)/2]
 	}
 	return m
+}
+
+// mediumNote is the reasons' account of the medium's rates ("" when none
+// is known): this terminal's, the group's median and the reference.
+func (s *compete) mediumNote() string {
+	if s.med == (medium{}) {
+		return ""
+	}
+	return fmt.Sprintf("; PHY rate %.0f Mbit/s, group median %.0f (reference %.0f, %.0f)", s.med.self, s.med.median, s.medAt.self, s.medAt.median)
 }
 
 // LinkFall is how far the medium must have slowed since an elasticity
