@@ -350,6 +350,7 @@ func TestGuardOverridesPolicy(t *testing.T) {
 
 func TestMetricsParseAsPrometheusText(t *testing.T) {
 	h := newHarness(t, nil)
+	h.a.deps.LinkRate = func(string) (float64, error) { return 54, nil }
 	h.flows.flows = []Flow{flow("10.77.9.1:40000", "10.77.9.254:5201", 40)}
 	h.peers.live = []PeerStatus{{ActiveFlows: 1}}
 	h.a.Tick(time.Now())
@@ -366,7 +367,7 @@ func TestMetricsParseAsPrometheusText(t *testing.T) {
 	if err != nil {
 		t.Fatalf("metrics are not valid Prometheus text: %v\n%s", err, body)
 	}
-	want := map[string]float64{"coopcc_peers_n": 2, "coopcc_flow_cwnd_segments": 40, "coopcc_flow_bound_hi_segments": 15}
+	want := map[string]float64{"coopcc_peers_n": 2, "coopcc_flow_cwnd_segments": 40, "coopcc_flow_bound_hi_segments": 15, "coopcc_link_rate_bits_per_second": 54e6}
 	for name, v := range want {
 		f, ok := fams[name]
 		if !ok {

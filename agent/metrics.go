@@ -31,6 +31,7 @@ var (
 	mErrors      = prometheus.NewDesc("coopcc_errors_total", "Errors by source (each one fails open).", []string{"source"}, nil)
 	mChanges     = prometheus.NewDesc("coopcc_bound_changes_total", "Bound changes written to the datapath.", nil, nil)
 	mTickSeconds = prometheus.NewDesc("coopcc_tick_duration_seconds", "Duration of the last control-loop iteration.", nil, nil)
+	mLinkRate    = prometheus.NewDesc("coopcc_link_rate_bits_per_second", "PHY rate the WLAN interface transmits at, smoothed over ticks, as its driver reports it (absent when unknown).", nil, nil)
 	mBackend     = prometheus.NewDesc("coopcc_datapath_info", "The datapath backend in use.", []string{"backend"}, nil)
 )
 
@@ -47,7 +48,7 @@ type agentCollector struct{ a *Agent }
 func (c agentCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{mFlowCwnd, mFlowSRTT, mFlowMinRTT, mFlowRate, mFlowLo, mFlowHi, mBoundLo, mBoundHi,
 		mBoundHits, mRestarts, mPeers, mPeersLive, mFlows, mMessages, mPolicy, mGuard, mGuardCost, mGuardOff, mTicks, mErrors,
-		mChanges, mTickSeconds, mBackend} {
+		mChanges, mTickSeconds, mBackend, mLinkRate} {
 		ch <- d
 	}
 }
@@ -106,6 +107,9 @@ func (c agentCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(mChanges, prometheus.CounterValue, float64(r.Counts.BoundChanges))
 	ch <- prometheus.MustNewConstMetric(mTickSeconds, g, float64(r.TickTimeUs)/1e6)
 	ch <- prometheus.MustNewConstMetric(mBackend, g, 1, r.Backend)
+	if k := r.Own.LinkRateKbps; k > 0 {
+		ch <- prometheus.MustNewConstMetric(mLinkRate, g, float64(k)*1000)
+	}
 }
 
 func b2f(b bool) float64 {
