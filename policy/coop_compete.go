@@ -248,8 +248,9 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 		return ""
 	}
 	if s.med.slowedSince(s.medAt) {
-		// The medium runs slower than when the group was last at its
-		// target (rate adaptation reading collisions as a bad channel):
+		// The medium runs slower than the fastest it ran since the group
+		// was last at its target (rate adaptation reading collisions as a
+		// bad channel; coop_medium.go):
 		// the queue grew with its service time, not with someone else's
 		// windows, and the estimate learned on the faster medium is too
 		// high. The test starts again from here. (testbed2012 in the lab,
