@@ -3,22 +3,12 @@ package emu
 import "github.com/coopcc/coopcc/emu/dcf"
 
 // rateMeter turns the stations' cumulative per-rate frame counters
-// (dcf.Stats.ByRate) into the frame-weighted mean PHY rate of each interval
+// (dcf.Stats.RateTotals) into the frame-weighted mean PHY rate of each interval
 // between two updates, as a Wi-Fi driver reports its current tx bitrate.
 type rateMeter struct {
 	sum    []float64 // per station: Σ rate·frames at the previous update
 	frames []uint64  // per station: Σ frames at the previous update
 	mean   []float64 // per station: the last interval's mean rate (0 before any frame)
-}
-
-// rateTotals returns Σ rate·frames (Mbit/s · frames) and Σ frames over the
-// delivered unicast frames counted in s.ByRate.
-func rateTotals(s *dcf.Stats) (sum float64, frames uint64) {
-	for r, rs := range s.ByRate {
-		sum += r * float64(rs.Frames)
-		frames += rs.Frames
-	}
-	return sum, frames
 }
 
 // update records station i's cumulative totals and returns the mean rate of
@@ -40,7 +30,7 @@ func (m *rateMeter) updateNodes(stas []*dcf.Node) []float64 {
 		m.sum, m.frames, m.mean = make([]float64, len(stas)), make([]uint64, len(stas)), make([]float64, len(stas))
 	}
 	for i, n := range stas {
-		sum, frames := rateTotals(&n.Stats)
+		sum, frames := n.Stats.RateTotals()
 		m.update(i, sum, frames)
 	}
 	return m.mean

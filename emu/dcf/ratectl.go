@@ -57,13 +57,19 @@ func PerReceiver(mk func(to int) ratectl.Controller) func(to int) ratectl.Contro
 
 // MeanRate is the mean PHY rate of the delivered frames in s.ByRate (0 when none).
 func (s Stats) MeanRate() float64 {
-	var n, sum float64
-	for r, rs := range s.ByRate {
-		n += float64(rs.Frames)
-		sum += r * float64(rs.Frames)
-	}
+	sum, n := s.RateTotals()
 	if n == 0 {
 		return 0
 	}
-	return sum / n
+	return sum / float64(n)
+}
+
+// RateTotals sums the delivered frames in s.ByRate: Σ rate·frames (Mbit/s ·
+// frames) and Σ frames.
+func (s Stats) RateTotals() (sum float64, frames uint64) {
+	for r, rs := range s.ByRate {
+		sum += r * float64(rs.Frames)
+		frames += rs.Frames
+	}
+	return sum, frames
 }
