@@ -273,13 +273,11 @@ func (a *Agent) Tick(now time.Time) {
 	if lerr != nil {
 		a.log.Debug("link rate", "iface", cfg.Iface, "err", lerr)
 	}
-	a.mu.Lock()
-	link := a.link.observe(raw)
-	a.mu.Unlock()
-	view.LinkRate = link
 	active := 0
 	var agg float64
 	a.mu.Lock()
+	link := a.link.observe(raw)
+	view.LinkRate = link
 	ticks := a.ticks.observe(now, flows)
 	upRates := make([]float64, len(flows))
 	a.mu.Unlock()
