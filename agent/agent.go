@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/coopcc/coopcc/internal/linkspeed"
+	"github.com/coopcc/coopcc/internal/wifirate"
 	"github.com/coopcc/coopcc/policy"
 )
 
@@ -64,7 +65,8 @@ type Deps struct {
 	// net.InterfaceByName); flows from these sources leave through it.
 	IfaceAddrs func(iface string) ([]netip.Addr, error)
 	// LinkRate returns the PHY rate the WLAN interface transmits at, Mbit/s
-	// (0 = none reported; default: its ethtool link speed, linkRate).
+	// (0 = none reported; default: linkRates, its ethtool link speed or,
+	// when the driver has none, nl80211's transmit bitrate).
 	LinkRate func(iface string) (float64, error)
 }
 
@@ -87,6 +89,8 @@ type Agent struct {
 	capab   float64 // best aggregate delivery rate seen while alone (B/s)
 	link    linkSmoother
 	ticks   *flowTicks
+
+	wifi *wifiLink // the default LinkRate's nl80211 reader (nil with Deps.LinkRate given); closed when Run returns
 
 	dpMu sync.Mutex // serialises datapath calls (tick vs. metrics scrape)
 	blog *boundLog  // which bound changes are logged (under dpMu)
@@ -132,10 +136,12 @@ func New(cfg Config, deps Deps) (*Agent, error) {
 	if deps.IfaceAddrs == nil {
 		deps.IfaceAddrs = ifaceAddrs
 	}
+	var wifi *wifiLink
 	if deps.LinkRate == nil {
-		deps.LinkRate = linkRate
+		wifi = &wifiLink{open: openWifirate}
+		deps.LinkRate = linkRates{ethtool: ethtoolSpeed, wifi: wifi.txBitrate}.read
 	}
-	a := &Agent{deps: deps, log: deps.Logger, applied: map[netip.Addr]DPBounds{}, ticks: newFlowTicks(), blog: newBoundLog()}
+	a := &Agent{deps: deps, log: deps.Logger, applied: map[netip.Addr]DPBounds{}, ticks: newFlowTicks(), blog: newBoundLog(), wifi: wifi}
 	if err := a.setConfig(cfg); err != nil {
 		return nil, err
 	}
@@ -222,9 +228,11 @@ func (a *Agent) Config() Config {
 }
 
 // Run ticks every monitor interval until ctx ends, then removes every bound
-// it wrote (the caller closes the datapath). The interval is re-read after
-// each tick so a reload takes effect.
+// it wrote (the caller closes the datapath) and closes the nl80211 reader
+// the ticks opened, if any. The interval is re-read after each tick so a
+// reload takes effect.
 func (a *Agent) Run(ctx context.Context) error {
+	defer a.closeWifi()
 	a.Tick(time.Now())
 	for {
 		t := time.NewTimer(a.Config().Monitor.Interval.Duration)
@@ -581,24 +589,117 @@ func ifaceAddrs(name string) ([]netip.Addr, error) {
 	return out, nil
 }
 
-// linkRate is the WLAN interface's link speed as its driver reports it
-// (ethtool; the emulator sets a station TAP's to its PHY rate), Mbit/s: 0
-// when there is no interface or its driver reports none (a cfg80211 Wi-Fi
-// interface keeps its rate in nl80211, not read here).
-func linkRate(iface string) (float64, error) {
+// linkRates reads the WLAN interface's transmit rate, Mbit/s: its ethtool
+// link speed first — the lab's emulator sets a station TAP's to its PHY
+// rate, so the lab reads it there as before — and, when the driver has no
+// ethtool link settings (linkspeed.ErrNotSupported: a cfg80211 Wi-Fi
+// interface), the transmit bitrate nl80211 reports for its station
+// (internal/wifirate). It is 0 without an error when there is no interface,
+// when the driver reports its ethtool speed as unknown, and when nl80211 has
+// no rate (wifirate.ErrNotWireless: not Wi-Fi, not associated, cfg80211 not
+// loaded); other errors (no such interface, a failed netlink exchange) are
+// returned.
+type linkRates struct {
+	ethtool func(iface string) (float64, error) // ethtoolSpeed
+	wifi    func(iface string) (float64, error) // (*wifiLink).txBitrate
+}
+
+// read is the Deps.LinkRate function.
+func (l linkRates) read(iface string) (float64, error) {
 	if iface == "" {
 		return 0, nil
 	}
+	s, err := l.ethtool(iface)
+	if !errors.Is(err, linkspeed.ErrNotSupported) {
+		return s, err
+	}
+	r, err := l.wifi(iface)
+	if errors.Is(err, wifirate.ErrNotWireless) {
+		return 0, nil
+	}
+	return r, err
+}
+
+// ethtoolSpeed is iface's ethtool link speed, Mbit/s (0 when the driver
+// reports it unknown), or linkspeed.ErrNotSupported when the driver has
+// none. The ioctl socket is opened per call: it is one socket(2), where the
+// nl80211 reader would also resolve a family and look the name up.
+func ethtoolSpeed(iface string) (float64, error) {
 	h, err := linkspeed.Open()
 	if err != nil {
 		return 0, err
 	}
 	defer h.Close()
 	s, err := h.Get(iface)
-	if errors.Is(err, linkspeed.ErrNotSupported) {
-		return 0, nil
-	}
 	return float64(s), err
+}
+
+// txBitrater is what the agent uses of a wifirate.Reader.
+type txBitrater interface {
+	TxBitrate(ifname string) (float64, error)
+	Close() error
+}
+
+// openWifirate opens a wifirate.Reader (wifiLink.open).
+func openWifirate() (txBitrater, error) {
+	r, err := wifirate.Open()
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// wifiLink holds the default link-rate source's nl80211 reader for the
+// agent's lifetime, so that a tick neither opens sockets nor resolves the
+// nl80211 family again. It is opened at the first reading that needs it
+// (an interface without an ethtool speed: never in the lab, whose TAPs have
+// one) and closed when Run returns, which is the loop's only way out (a
+// start-up that fails before Run never ticked, so never opened it). A tick
+// after that — a caller ticking without Run — opens it again and leaves it
+// to the process's exit. It is opened on the tick's thread: the agent runs
+// wholly in its network namespace, as the ethtool socket and the monitor
+// assume.
+type wifiLink struct {
+	mu   sync.Mutex
+	open func() (txBitrater, error)
+	r    txBitrater // nil until the first reading, and after close
+}
+
+// txBitrate reads iface's nl80211 transmit bitrate, opening the reader if
+// needed (a failed open is tried again at the next reading).
+func (w *wifiLink) txBitrate(iface string) (float64, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.r == nil {
+		r, err := w.open()
+		if err != nil {
+			return 0, fmt.Errorf("nl80211: %w", err)
+		}
+		w.r = r
+	}
+	return w.r.TxBitrate(iface)
+}
+
+// close closes the reader if it is open.
+func (w *wifiLink) close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.r == nil {
+		return nil
+	}
+	err := w.r.Close()
+	w.r = nil
+	return err
+}
+
+// closeWifi closes the default link-rate source's nl80211 reader, if any.
+func (a *Agent) closeWifi() {
+	if a.wifi == nil {
+		return
+	}
+	if err := a.wifi.close(); err != nil {
+		a.log.Debug("nl80211 reader close", "err", err)
+	}
 }
 
 // LinkSmoothing is the weight of a new link-speed reading in the smoothed
