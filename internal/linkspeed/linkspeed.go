@@ -7,8 +7,9 @@
 // transmit bitrate; the agent reads it from the interface it is told to
 // watch. A TAP lets its owner set any speed (Linux tun.c keeps what it is
 // given); most drivers of real wired NICs report the negotiated speed and
-// refuse a set; cfg80211 Wi-Fi interfaces implement neither (their rate is
-// in nl80211's station info, which this package does not read).
+// refuse a set; cfg80211 Wi-Fi interfaces implement neither (Get returns
+// ErrNotSupported): their rate is in nl80211's station info, which
+// internal/wifirate reads and the agent asks when this package has none.
 //
 // A Handle is an AF_INET datagram socket: the ioctl acts on the interfaces
 // of the network namespace the socket was created in, whichever thread uses
