@@ -11,10 +11,11 @@
 //
 // A Reader resolves the "nl80211" family once (CTRL_CMD_GETFAMILY), then
 // asks for NL80211_CMD_GET_STATION with NLM_F_DUMP for the interface and
-// takes NL80211_STA_INFO_TX_BITRATE from the reply (txBitrate says which
-// station when there are several). ErrNotWireless covers every "no rate to
-// read": cfg80211 not loaded, an interface that is not a wireless one, a
-// station interface that is not associated.
+// takes NL80211_STA_INFO_TX_BITRATE from the reply: for a client
+// (managed-mode) interface the one station, its AP; with several (an AP-mode
+// interface), the station sent the most bytes. ErrNotWireless covers every
+// "no rate to read": cfg80211 not loaded, an interface that is not a
+// wireless one, a station interface that is not associated.
 //
 // A Reader's netlink sockets act on the interfaces of the network namespace
 // they were created in (Open), whichever thread uses them later: the
