@@ -69,11 +69,13 @@ generate: deps-bpf
 bench: deps build
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 $(PKGS)
 
-# Fuzzes the peer-message decoder (count-based: time-based -fuzztime can trip a
-# spurious coordinator deadline on a loaded machine, golang/go#75804).
+# Fuzzes the peer-message decoder and the nl80211 reply parser (count-based:
+# time-based -fuzztime can trip a spurious coordinator deadline on a loaded
+# machine, golang/go#75804).
 FUZZTIME ?= 3000000x
 fuzz:
 	$(GO) test ./peer -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/wifirate -run '^$$' -fuzz FuzzParseStation -fuzztime $(FUZZTIME)
 
 # An hour of 10 coop agents in the lab: their memory, descriptors, threads and
 # the BPF objects must stay flat (docs/performance.md, "Soak").
