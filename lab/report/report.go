@@ -71,7 +71,9 @@ func Analyze(res *results.Results, opt Options) ([]analysis.RunSummary, []analys
 
 // Write analyzes res and writes the report into outDir (created if needed):
 // report.html, summary.txt, summary.csv, runs.csv, loss_events.csv (when
-// there are loss events), and <figure>.{png,svg,csv} for every figure.
+// there are loss events), rates.{txt,csv} (emulated runs), follow_n.{txt,csv}
+// (runs whose agents' N changed: terminals joining and leaving), and
+// <figure>.{png,svg,csv} for every figure.
 func Write(res *results.Results, outDir string, opt Options) (*Report, error) {
 	formats, err := normalizeFormats(opt.Formats)
 	if err != nil {
@@ -141,6 +143,19 @@ func Write(res *results.Results, outDir string, opt Options) (*Report, error) {
 			return nil, err
 		}
 		rep.Files = append(rep.Files, "rates.txt", "rates.csv")
+	}
+	if rows := followRows(res.Runs); len(rows) > 0 {
+		var ft strings.Builder
+		if err := WriteFollowTable(&ft, res.Runs); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(outDir, "follow_n.txt"), []byte(ft.String()), 0o644); err != nil {
+			return nil, fmt.Errorf("write follow_n.txt: %w", err)
+		}
+		if err := writeCSV(filepath.Join(outDir, "follow_n.csv"), followHeader, rows); err != nil {
+			return nil, err
+		}
+		rep.Files = append(rep.Files, "follow_n.txt", "follow_n.csv")
 	}
 
 	rep.HTMLPath = filepath.Join(outDir, "report.html")
