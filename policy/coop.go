@@ -323,6 +323,9 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 	dStar = targetQueue(cp, g, mss, c.capacity, c.probe.current(cp))
 	share := terminalShare(cp, g.terms, c.capacity)
 	per, targets := flowBounds(cp, v.Flows, share, g, c.windowQueue(dStar, g.d), inflated, c.p.MSS)
+	if c.comp.open() {
+		noRise(per, c.last)
+	}
 	c.targets, c.dStar = targets, seconds(dStar)
 
 	state := "not inflated"
@@ -373,6 +376,7 @@ func (c *coop) observeProbe(now time.Time, g group, mss, sized float64, update b
 // and done = true.
 func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float64) (Decision, bool) {
 	cp := c.p.Coop
+	back := c.comp.rejoin(now, g.boundedPeers())
 	if off, why := c.comp.off(now); off {
 		return Decision{Reason: fmt.Sprintf("%s; now ratio %.2f", why, g.ratio())}, true
 	}
@@ -393,6 +397,9 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 		effective = max(c.capacity, floorWin/sized)
 	}
 	c.comp.see(g.medium)
+	if back && c.comp.rejoined(now, g.d, effective) {
+		return Decision{}, false
+	}
 	if why := c.comp.observe(now, cp, len(g.terms), g.d, dStar, g.rbar, effective, floorWin, sized, g.measured); why != "" {
 		c.capacity = 0
 		return c.restore(gs, why, c.comp.startShare()), true

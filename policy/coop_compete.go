@@ -29,6 +29,7 @@ type compete struct {
 	d0, c0 float64   // queueing delay (s) and capacity (B/s) at the start
 	m0     float64   // the group's delivery rate (B/s) at the start (0 = unknown)
 	n0     int       // terminals in the group at the start
+	backs  int       // peers' returns that restarted the wait since the start (rejoined)
 	// med is the group's PHY rates of this evaluation (see); medAt the
 	// fastest they have been since its queue was last at the target (or
 	// since the start, or the end of an off period): the medium the
@@ -37,6 +38,7 @@ type compete struct {
 	offUntil   time.Time
 	offFor     time.Duration // current off period (0 = OffFor)
 	retriedAt  time.Time     // when the last off period ended
+	bounded    int           // peers with an upper bound in force at the last evaluation
 }
 
 // Elasticity thresholds of the competitive-mode test.
@@ -56,6 +58,28 @@ func (s *compete) off(now time.Time) (bool, string) {
 	}
 	return true, fmt.Sprintf("coop: competing (no bounds) until %s: the queue did not shrink when the cooperating group sent less (hosts without coopcc, or a bottleneck elsewhere)",
 		s.offUntil.Format(time.RFC3339))
+}
+
+// rejoin records how many peers have an upper bound in force at this
+// evaluation and reports whether more do than at the last one: peers that
+// came back from competitive mode, or that got their first estimate. Their
+// windows are cut from now on, so the group's queue changes by itself.
+//
+// Each agent reaches its verdict on its own, so the group's off periods end
+// seconds apart; a terminal that retried while the others still competed
+// judged their CUBIC windows "not ours" and went off again — the lab's four
+// all-coop 802.11ac terminals (heterogeneous preset, 2026-11-25) stayed out
+// of step the whole run. So a peer that comes back ends this terminal's off
+// period too, once half of it has passed: the group retries together. The
+// half bounds what a peer can do by flapping its status — it can shorten an
+// off period, never keep coop from competing for half of it.
+func (s *compete) rejoin(now time.Time, bounded int) bool {
+	back := bounded > s.bounded
+	s.bounded = bounded
+	if back && !s.offUntil.IsZero() && now.Before(s.offUntil) && !now.Before(s.offUntil.Add(-s.offFor/2)) {
+		s.offUntil = now
+	}
+	return back
 }
 
 // retry ends an elapsed off period; it reports true when one just ended (the
@@ -91,6 +115,21 @@ func (s *compete) begin(now time.Time, n int, d, capacity, measured float64) {
 // start opens an episode at now from the group as it is.
 func (s *compete) start(now time.Time, n int, d, capacity, measured float64) {
 	s.since, s.cutAt, s.n0, s.d0, s.c0, s.m0 = now, time.Time{}, n, d, capacity, measured
+	s.backs = 0
+}
+
+// rejoined restarts the open episode's wait from the queue as it is when
+// peers came back under bounds (rejoin): their windows are cut from now, so
+// the queue is judged once every window of the group has had its cut. Each
+// peer of the episode's group can do so once: a peer that flaps its status
+// delays the verdict by a few waits at most.
+func (s *compete) rejoined(now time.Time, d, capacity float64) bool {
+	if s.since.IsZero() || s.backs >= s.n0-1 {
+		return false
+	}
+	s.backs++
+	s.resume(now, d, capacity)
+	return true
 }
 
 // see records the group's PHY rates of this evaluation (before observe).
@@ -243,8 +282,20 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 	if ref := max(measured, s.m0); atFloor && ref > 0 {
 		explained = max(explained, floorWin/ref-rbar)
 	}
-	if d <= cp.OffRatio*explained && !cut {
-		s.start(now, n, d, capacity, measured)
+	if d <= cp.OffRatio*explained {
+		// Within OffRatio of what the group's windows explain: no verdict
+		// (the switch-off threshold of CoopParams.OffRatio). Before the cut
+		// the test starts again from here; after it, it goes on against
+		// the same reference. A queue of a few milliseconds moves by a
+		// quarter from one tick to the next (RTT samples, a round of
+		// aggregates): judged against 0.8 of its value at the cut, it
+		// switched an all-coop 802.11ac group off at 2.5 → 2.8 ms with a
+		// target of 2 ms (lab, heterogeneous, 2026-11-25).
+		if cut {
+			s.resume(now, d, capacity)
+		} else {
+			s.start(now, n, d, capacity, measured)
+		}
 		return ""
 	}
 	if s.med.slowedSince(s.medAt) {

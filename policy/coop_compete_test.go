@@ -436,3 +436,152 @@ func TestCompeteRestartsWhenATerminalJoins(t *testing.T) {
 		t.Fatalf("a third terminal joined: episode since %v with n0 %d, want a new one at 1 s with 3", s.since.Sub(t0), s.n0)
 	}
 }
+
+// TestCompeteNoVerdictWithinOffRatioOfTheTarget: a queue of a few
+// milliseconds that did not fall by a fifth after the cut is no evidence of
+// someone else's: within OffRatio × the target there is no verdict (lab,
+// heterogeneous 802.11ac, four coop terminals at 4 ms: 2.5 → 2.8 ms with a
+// target of 2 ms switched one off, and the others followed behind its
+// CUBIC). Far above, the same non-answer is one.
+func TestCompeteNoVerdictWithinOffRatioOfTheTarget(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	const n, rbar, dStar = 4, 0.0044, 0.002
+	floorWin := float64(cp.HiFloor) * 1448 * n
+	run := func(d0, d1 float64) string {
+		var s compete
+		var why string
+		for i := 0; i <= 8 && why == ""; i++ {
+			c, d := 8e6, d0
+			if i >= 1 {
+				c, d = 0.7*8e6, d1 // the cut, and the queue that did not follow it
+			}
+			why = s.observe(t0.Add(time.Duration(i)*500*time.Millisecond), cp, n, d, dStar, rbar, c, floorWin, rbar+d, c)
+		}
+		return why
+	}
+	if why := run(0.0025, 0.0028); why != "" {
+		t.Errorf("2.5 → 2.8 ms with a 2 ms target: verdict %q, want none (within %.0f × the target)", why, cp.OffRatio)
+	}
+	if why := run(0.025, 0.028); why == "" {
+		t.Error("25 → 28 ms with a 2 ms target: no verdict")
+	}
+}
+
+// TestCompeteRejoin: a peer that comes back under bounds ends this
+// terminal's off period once half of it has passed (the group retries
+// together), not before; and restarts an open episode's wait — once per
+// peer of the episode's group, so a peer that flaps its status cannot hold
+// the verdict off.
+func TestCompeteRejoin(t *testing.T) {
+	var s compete
+	s.offFor = 30 * time.Second
+	s.offUntil = t0.Add(30 * time.Second) // off since t0
+	s.rejoin(t0, 1)                       // one peer bounded (the count's start)
+	s.rejoin(t0.Add(5*time.Second), 0)
+	if s.rejoin(t0.Add(10*time.Second), 1); !s.offUntil.Equal(t0.Add(30 * time.Second)) {
+		t.Fatalf("a peer back 10 s into a 30 s off period: off until %v, want 30 s", s.offUntil.Sub(t0))
+	}
+	s.rejoin(t0.Add(12*time.Second), 0)
+	at := t0.Add(16 * time.Second)
+	if !s.rejoin(at, 1) || !s.offUntil.Equal(at) {
+		t.Fatalf("a peer back 16 s into a 30 s off period: off until %v, want now (16 s)", s.offUntil.Sub(t0))
+	}
+	if off, _ := s.off(at); off {
+		t.Fatal("still off after the peer's return")
+	}
+
+	var e compete
+	e.start(t0, 3, 0.1, 1e6, 1e6) // two peers
+	for i := 1; i <= 3; i++ {
+		now := t0.Add(time.Duration(i) * time.Second)
+		got := e.rejoined(now, 0.1, 0.7e6)
+		if want := i <= 2; got != want || (got && !e.since.Equal(now)) {
+			t.Fatalf("return %d of a group of 3: restarted %v (since %v), want %v", i, got, e.since.Sub(t0), want)
+		}
+	}
+}
+
+// TestCoopRetriesWithTheGroup: all-coop terminals whose verdicts came apart
+// retry together — a coop that is off sees a peer come back under bounds
+// and retries with it (Decide end to end).
+func TestCoopRetriesWithTheGroup(t *testing.T) {
+	c := newCoopT(t, Params{})
+	c.comp.offFor = 30 * time.Second
+	c.comp.offUntil = t0.Add(30 * time.Second)
+	flows := []FlowView{{Dst: dstA, MSS: 1448, SRTT: 104 * time.Millisecond, MinRTT: 4 * time.Millisecond, DeliveryRate: 3e6}}
+	peer := PeerView{ActiveFlows: 1, SRTT: 104 * time.Millisecond, MinRTT: 4 * time.Millisecond, DeliveryRate: 3e6}
+	step := func(s float64, peerHi uint32) Decision {
+		p := peer
+		p.Hi = peerHi
+		return c.Decide(View{Now: t0.Add(time.Duration(s * float64(time.Second))), Flows: flows, Peers: []PeerView{p}})
+	}
+	for s := 0.0; s < 20; s += 0.5 {
+		if d := step(s, 0); d.Active {
+			t.Fatalf("bounds at %.1f s of a 30 s off period: %s", s, d.Reason)
+		}
+	}
+	if d := step(20, 40); !d.Active || d.PerDst[dstA].Hi == 0 {
+		t.Fatalf("a peer came back under bounds 20 s into the off period: %s, want bounds again", d.Reason)
+	}
+}
+
+// TestCoopEpisodeWindowsNeverRise: while the elasticity test runs, the
+// windows are sized for the queue as it is, and a queue that jumps above the
+// target (someone else's burst, a round of large aggregates) raised them:
+// 802.11ac in the lab, hi 27 → 46 → 50 in a second, then the queue the raise
+// fed was judged someone else's. The test's probe is a cut: no upper bound
+// rises while an episode is open.
+func TestCoopEpisodeWindowsNeverRise(t *testing.T) {
+	c := newCoopT(t, Params{})
+	const base = 4 * time.Millisecond
+	view := func(s float64, q time.Duration) View {
+		return View{Now: t0.Add(time.Duration(s * float64(time.Second))),
+			Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: base + q, MinRTT: base, DeliveryRate: 5e6}},
+			Peers: []PeerView{{ActiveFlows: 1, SRTT: base + q, MinRTT: base, DeliveryRate: 5e6, Hi: 30}}}
+	}
+	var before uint32
+	for s := 0.0; s < 10; s += 0.5 {
+		q := 500 * time.Microsecond // under the target of a few segments per contender
+		if s < 1 {
+			q = 10 * time.Millisecond // the first inflation: the estimate starts
+		}
+		before = c.Decide(view(s, q)).PerDst[dstA].Hi
+	}
+	if before == 0 {
+		t.Fatal("no upper bound before the jump")
+	}
+	for s := 10.0; s < 12; s += 0.5 {
+		d := c.Decide(view(s, 30*time.Millisecond))
+		if hi := d.PerDst[dstA].Hi; d.Active && hi > before {
+			t.Fatalf("at %.1f s, the queue at 30 ms: hi %d, above the %d in force when it jumped (%s)", s, hi, before, d.Reason)
+		}
+	}
+}
+
+// TestCoopVerdictWaitsForPeersComingBack: a peer that comes back under
+// bounds while this terminal's episode is open restarts the episode's wait
+// (Decide end to end): the verdict comes later than with the peer bounded
+// throughout.
+func TestCoopVerdictWaitsForPeersComingBack(t *testing.T) {
+	verdictAt := func(backAt float64) float64 {
+		c := newCoopT(t, Params{})
+		const base, q = 4 * time.Millisecond, 60 * time.Millisecond // a queue that ignores every cut
+		for s := 0.0; s < 20; s += 0.5 {
+			hi := uint32(40)
+			if s < backAt {
+				hi = 0
+			}
+			d := c.Decide(View{Now: t0.Add(time.Duration(s * float64(time.Second))),
+				Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: base + q, MinRTT: base, DeliveryRate: 3e6}},
+				Peers: []PeerView{{ActiveFlows: 1, SRTT: base + q, MinRTT: base, DeliveryRate: 3e6, Hi: hi}}})
+			if strings.Contains(d.Reason, "competing (no bounds) for") {
+				return s
+			}
+		}
+		return -1
+	}
+	always, late := verdictAt(0), verdictAt(1.5)
+	if always < 0 || late < 0 || late <= always {
+		t.Fatalf("verdict at %.1f s with the peer bounded throughout, %.1f s with it back at 1.5 s: want a later one", always, late)
+	}
+}

@@ -26,6 +26,9 @@ type terminal struct {
 	// link is the PHY rate its WLAN interface transmits at, Mbit/s (0 =
 	// unknown).
 	link float64
+	// bounded: the terminal's windows have an upper bound in force (a
+	// peer's status reports one; this terminal, while it evaluates, is).
+	bounded bool
 }
 
 // group is what one evaluation knows of the sharing group: its terminals
@@ -49,8 +52,20 @@ type group struct {
 // terminal's bound does not limit it.
 const SlackUse = 0.8
 
-func (g group) n() float64     { return float64(len(g.terms)) }
+func (g group) n() float64 { return float64(len(g.terms)) }
+
 func (g group) ratio() float64 { return (g.rbar + g.d) / g.rbar }
+
+// boundedPeers counts the peers whose windows have an upper bound in force.
+func (g group) boundedPeers() int {
+	n := 0
+	for _, t := range g.terms[1:] {
+		if t.bounded {
+			n++
+		}
+	}
+	return n
+}
 
 // selfTerminal is this terminal as a member of the group: smallest base RTT,
 // median queueing delay of its destinations, summed rate. Per destination
@@ -87,7 +102,7 @@ func peerTerminals(pvs []PeerView) []terminal {
 		if pv.ActiveFlows <= 0 {
 			continue
 		}
-		t := terminal{base: max(pv.MinRTT, 0), rate: finiteOr0(pv.DeliveryRate), appLimited: pv.AppLimited, capability: finiteOr0(pv.Capability), link: finiteOr0(pv.LinkRate)}
+		t := terminal{base: max(pv.MinRTT, 0), rate: finiteOr0(pv.DeliveryRate), appLimited: pv.AppLimited, capability: finiteOr0(pv.Capability), link: finiteOr0(pv.LinkRate), bounded: pv.Hi > 0}
 		if pv.Hi > 0 && pv.Cwnd > 0 && pv.ActiveFlows > 0 {
 			t.use = float64(pv.Cwnd) / (float64(pv.Hi) * float64(pv.ActiveFlows))
 		}
@@ -330,6 +345,31 @@ func flowBounds(cp CoopParams, flows []FlowView, share float64, g group, q float
 		downloadRoom(cp.DownloadRoom, flows, per)
 	}
 	return per, targets
+}
+
+// noRise caps every destination's upper bound at the one of the decision
+// in force (last), lowering its lower bound with it: while the elasticity
+// test runs the windows are sized for the queue as it is, and where that
+// queue was not this terminal's doing the sizing raised them — 27 to 50
+// segments in a second on 802.11ac, the "cut" a raise, and the queue it
+// fed judged someone else's (lab, heterogeneous, 2026-11-25). The test's
+// probe is a cut of what is in flight; above the target no window grows.
+// A destination without an upper bound in force is left as it is.
+func noRise(per map[netip.Addr]Bounds, last Decision) {
+	if !last.Active {
+		return
+	}
+	for dst, b := range per {
+		prev, ok := last.PerDst[dst]
+		if !ok {
+			prev = last.Default
+		}
+		if prev.Hi > 0 && b.Hi > prev.Hi {
+			b.Hi = prev.Hi
+			b.Lo = min(b.Lo, b.Hi)
+			per[dst] = b
+		}
+	}
 }
 
 // mergeBounds folds flow f's bounds b into its destination's: the largest
