@@ -46,6 +46,31 @@ func startProc(name string, argv []string, stdout, stderr io.Writer, deathSig sy
 	return p, nil
 }
 
+// startLogged starts argv with stdout and stderr written to a new file at
+// logPath, stdout through a watcher for the line want. The file stays open
+// until the process has ended: stdout reaches it through a pipe that exec
+// copies for the whole life of the process, so a file closed when the
+// caller returned made every later line an error, and cmd.Wait reported
+// "write …/emu.log: file already closed" as the emulator's exit status (a
+// valid 60 s run marked invalid, 2026-11-25).
+func startLogged(name string, argv []string, logPath, want string, deathSig syscall.Signal) (*Proc, *lineWatcher, error) {
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, nil, fmt.Errorf("create %s log: %w", name, err)
+	}
+	ready := newLineWatcher(logf, want)
+	p, err := startProc(name, argv, ready, logf, deathSig)
+	if err != nil {
+		logf.Close()
+		return nil, nil, err
+	}
+	go func() {
+		<-p.done // cmd.Wait has returned: exec's copy into logf is over
+		logf.Close()
+	}()
+	return p, ready, nil
+}
+
 // Stop sends sig to the process group, waits up to grace, then kills it.
 // It returns the process's exit error, if any, ignoring the stop itself.
 func (p *Proc) Stop(sig syscall.Signal, grace time.Duration) error {

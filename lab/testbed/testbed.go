@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/netip"
-	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -250,13 +249,7 @@ func addNeighbours(nd Node, nodes []Node, macs []net.HardwareAddr, self int) err
 // StartEmu starts the emulator (argv built by the caller) and waits until
 // it prints "ready", then addresses the TAPs it moved into the namespaces.
 func (tb *Testbed) StartEmu(ctx context.Context, argv []string, logPath string, timeout time.Duration) error {
-	logf, err := os.Create(logPath)
-	if err != nil {
-		return fmt.Errorf("create emulator log: %w", err)
-	}
-	defer logf.Close() // the child holds its own descriptor
-	ready := newLineWatcher(logf, "ready")
-	p, err := startProc("emulator", argv, ready, logf, syscall.SIGTERM)
+	p, ready, err := startLogged("emulator", argv, logPath, "ready", syscall.SIGTERM)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,53 @@
+package testbed
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestStartLoggedKeepsTheLogOpen: a process that writes to stdout after its
+// ready line, once the caller has moved on, still ends without error and
+// its later lines are in the log (the emulator's log used to be closed when
+// StartEmu returned, and its exit status became "file already closed").
+func TestStartLoggedKeepsTheLogOpen(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "proc.log")
+	argv := []string{"sh", "-c", "echo ready; sleep 0.3; echo after the ready line; echo on stderr >&2"}
+	p, ready, err := startLogged("test process", argv, logPath, "ready", syscall.SIGTERM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ready.found:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no ready line within 5 s")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := p.Wait(ctx); err != nil {
+		t.Fatalf("process ended with %v, want nil", err)
+	}
+	b, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"ready\n", "after the ready line\n", "on stderr\n"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("log %q lacks %q", b, want)
+		}
+	}
+}
+
+// TestStartLoggedBadCommand: a command that cannot start is an error that
+// names it, and no process is left.
+func TestStartLoggedBadCommand(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "proc.log")
+	_, _, err := startLogged("test process", []string{"/nonexistent/coopcc-emu"}, logPath, "ready", syscall.SIGTERM)
+	if err == nil || !strings.Contains(err.Error(), "test process") {
+		t.Fatalf("err = %v, want an error naming the process", err)
+	}
+}
