@@ -43,7 +43,7 @@ func TestStartLoggedKeepsTheLogOpen(t *testing.T) {
 }
 
 // TestStartLoggedBadCommand: a command that cannot start is an error that
-// names it, and no process is left.
+// names it.
 func TestStartLoggedBadCommand(t *testing.T) {
 	logPath := filepath.Join(t.TempDir(), "proc.log")
 	_, _, err := startLogged("test process", []string{"/nonexistent/coopcc-emu"}, logPath, "ready", syscall.SIGTERM)
