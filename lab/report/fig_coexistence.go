@@ -73,7 +73,7 @@ func (m *model) coexistence() (*figure, error) {
 	}
 	f := &figure{Name: "coexistence", Title: "Mean goodput per terminal by terminal group",
 		Height: 3.2 * vg.Inch, Width: vg.Length(1.5+(0.35+0.22*float64(len(cats)))*float64(maxCols)) * vg.Inch,
-		Caption: "Managed terminals run the coopcc agent, unmanaged ones do not; named groups come from the scenario. Bars: mean goodput per terminal of each group, averaged over valid repetitions; one panel per mode. " + spreadCaption(m.groups),
+		Caption: "Managed terminals run the mode (the coopcc agent with its policy, or in a kernel mode such as bbr that CC), unmanaged ones keep the scenario's terminals.cc; named groups come from the scenario. Bars: mean goodput per terminal of each group, averaged over valid repetitions; one panel per mode. " + spreadCaption(m.groups),
 		Header: append(append([]string{"group", "mode", "n", "delay_ms", "terminal_group", "terminals"}, statHeader("mbps")...),
 			"aggregate_mbps", "reps")}
 	w := vg.Points(11)

@@ -326,7 +326,13 @@ func (s *Scenario) buildRun(m Mode, b runBuild, params map[string]string, rep in
 		}
 		switch m.Kind {
 		case KindKernel:
+			// The mode's CC on the terminals that stand for the
+			// middleware's users; hosts outside it (an unmanaged group,
+			// the n − k of a coexistence sweep) keep their own.
 			st.CC = m.CC
+			if !managed {
+				st.CC = cc
+			}
 		case KindPolicy:
 			st.Agent = managed
 			st.CC = cc

@@ -18,7 +18,7 @@ type Mode struct {
 
 // Mode kinds.
 const (
-	KindKernel = "kernel" // no middleware, the kernel's CC on every terminal
+	KindKernel = "kernel" // no middleware, the kernel's CC on every managed terminal (the unmanaged keep theirs)
 	KindPolicy = "policy" // the agent with a policy on every managed terminal
 	KindAP     = "ap"     // no middleware, an AP-side alternative in the emulator
 )

@@ -219,9 +219,15 @@ duration = "50s"
 	if bbr.ID != "mode=bbr,n=3,delay=0ms,rep=1" {
 		t.Errorf("id %s", bbr.ID)
 	}
-	for _, st := range bbr.Stations {
-		if st.CC != "bbr" || st.Agent {
-			t.Errorf("bbr mode station %+v", st)
+	// A kernel mode switches the managed terminals only; the legacy group
+	// keeps its reno.
+	for i, st := range bbr.Stations {
+		want := "bbr"
+		if i == 2 {
+			want = "reno"
+		}
+		if st.CC != want || st.Agent {
+			t.Errorf("bbr mode station %d: cc %q, want %q (%+v)", i, st.CC, want, st)
 		}
 	}
 	sta2, sta3 := pol.Stations[1], pol.Stations[2]
@@ -251,6 +257,18 @@ func TestExpandCoexistence(t *testing.T) {
 	runs, err := s.Expand(Options{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, r := range runs {
+		if r.ID == "mode=bbr,n=4,delay=256ms,managed=2,rep=1" {
+			// BBR on the two managed terminals, beside two CUBIC hosts.
+			var ccs []string
+			for _, st := range r.Stations {
+				ccs = append(ccs, st.CC+"/"+st.Group)
+			}
+			if got := strings.Join(ccs, " "); got != "bbr/managed bbr/managed cubic/unmanaged cubic/unmanaged" {
+				t.Errorf("%s: %s", r.ID, got)
+			}
+		}
 	}
 	for _, r := range runs {
 		if r.ID == "mode=coop,n=4,delay=256ms,managed=2,rep=1" {
