@@ -355,14 +355,18 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 // medium the queue of two segments per contender sits at 2–5 × its target
 // (the delay of a round of small aggregates), and a bound near that made
 // one terminal of four probe alone (lab, heterogeneous). Hosts without
-// coopcc queue hundreds of milliseconds, far beyond. A probe is worth making
-// when it moves d* by a quarter or more.
+// coopcc queue hundreds of milliseconds, far beyond. A queue above the span
+// that the elasticity test has found to be the group's (compete.owns) is the
+// group's working point too: a medium whose access delay alone is above the
+// span (802.11ac at 1 Gbit/s: 4 ms of floor against a 0.9 ms target) must
+// be able to learn that it needs more queue. A probe is worth making when it
+// moves d* by a quarter or more.
 func (c *coop) observeProbe(now time.Time, g group, mss, sized float64, update bool) string {
 	cp := c.p.Coop
 	if !update || cp.DisableQueueProbe {
 		return ""
 	}
-	eligible := c.capacity > 0 && g.d <= probeQueueSpan*cp.OffRatio*sized
+	eligible := c.capacity > 0 && (g.d <= probeQueueSpan*cp.OffRatio*sized || c.comp.owns(g.d))
 	now0 := targetQueue(cp, g, mss, c.capacity, c.probe.learned(cp))
 	bites := func(s float64) bool {
 		d := targetQueue(cp, g, mss, c.capacity, s)

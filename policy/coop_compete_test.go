@@ -399,6 +399,45 @@ func TestCompeteKeepsItsReferenceUntilTheTarget(t *testing.T) {
 	}
 }
 
+// TestCompeteQueueAtTheAccessFloor replays the lab's 802.11ac run at
+// 1 Gbit/s (heterogeneous, 2026-11-25): four coop terminals cut the queue
+// from 24.6 to 4.9 ms, where the medium's access delay holds it whatever the
+// windows do (target 0.9 ms). A queue that followed the cut and then stays
+// put has given no evidence against the group: no verdict in 15 s (before,
+// the next tick's 4.3 ms, not below 0.8 × 4.9, switched every agent off).
+// The same queue growing by more than a quarter, while no window of the
+// group may rise, is someone else's.
+func TestCompeteQueueAtTheAccessFloor(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	const n, rbar, dStar, c0 = 4, 0.0045, 0.0009, 14e6
+	floorWin := float64(cp.HiFloor) * 1448 * n
+	var s compete
+	obs := func(i int, d, c float64) string {
+		return s.observe(t0.Add(time.Duration(i)*500*time.Millisecond), cp, n, d, dStar, rbar, c, floorWin, rbar+d, c)
+	}
+	obs(0, 0.0246, c0)
+	if why := obs(1, 0.0246, 0.7*c0); why != "" {
+		t.Fatalf("verdict at the cut: %q", why)
+	}
+	floor := []float64{0.0049, 0.0043, 0.0045, 0.0042, 0.0047, 0.0044, 0.0046, 0.0043}
+	for i := 2; i < 32; i++ {
+		d := floor[i%len(floor)]
+		if why := obs(i, d, 0.7*c0); why != "" {
+			t.Fatalf("tick %d, queue %.1f ms at the access floor: verdict %q", i, 1e3*d, why)
+		}
+		if i > 3 && !s.owns(d) {
+			t.Fatalf("tick %d: the queue at the floor is not the group's (owned %v, d0 %.1f ms)", i, s.owned, 1e3*s.d0)
+		}
+	}
+	var why string
+	for i := 32; i < 40 && why == ""; i++ {
+		why = obs(i, 0.0042*float64(i-30), 0.7*c0) // 8.4, 12.6, … ms: someone else's windows
+	}
+	if why == "" {
+		t.Fatal("no verdict for a queue that grew from 4 to 30 ms while the group's windows were held")
+	}
+}
+
 // TestCompeteIgnoresPeersThatDropOut: behind a queue that is not the
 // group's, the peers' status messages are lost at the AP and peers expire
 // and return every few seconds (lab, 2 coop terminals beside 8 CUBIC hosts).
