@@ -380,12 +380,19 @@ func (c *coop) observeProbe(now time.Time, g group, mss, sized float64, update b
 // and done = true.
 func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float64) (Decision, bool) {
 	cp := c.p.Coop
+	peerOff := c.comp.peerWentOff(g.boundedPeers(), len(g.terms))
 	back := c.comp.rejoin(now, g.boundedPeers())
 	if off, why := c.comp.off(now); off {
 		return Decision{Reason: fmt.Sprintf("%s; now ratio %.2f", why, g.ratio())}, true
 	}
 	if c.comp.retry(now) {
 		c.capacity = 0
+	}
+	if peerOff {
+		if why := c.comp.follow(now, cp, g.d); why != "" {
+			c.capacity = 0
+			return c.restore(gs, why, c.comp.startShare()), true
+		}
 	}
 	// The capacity floor is HiFloor segments per terminal over the RTT the
 	// windows are sized for (R̄ + d*, or R̄ + the queue while an episode is

@@ -43,6 +43,7 @@ type compete struct {
 	offFor     time.Duration // current off period (0 = OffFor)
 	retriedAt  time.Time     // when the last off period ended
 	bounded    int           // peers with an upper bound in force at the last evaluation
+	terms      int           // terminals in the group at the last evaluation
 }
 
 // Elasticity thresholds of the competitive-mode test.
@@ -84,6 +85,51 @@ func (s *compete) rejoin(now time.Time, bounded int) bool {
 		s.offUntil = now
 	}
 	return back
+}
+
+// peerWentOff reports whether a peer dropped its upper bound since the last
+// evaluation while the group kept its size (call it before rejoin, which
+// counts the bounded peers anew): a peer in the group with flows, still
+// heard, that stopped bounding — its own elasticity test found the queue
+// not the group's. A peer that left (its flows ended, its status expired)
+// changes the group's size and is no such verdict.
+func (s *compete) peerWentOff(bounded, n int) bool {
+	off := bounded < s.bounded && n == s.terms
+	s.terms = n
+	return off
+}
+
+// follow takes a peer's verdict (peerWentOff) for this terminal's own: the
+// peers judge the same queue, so while this terminal's test of it is open
+// and has not found the queue to be the group's (owns), it competes too.
+// Each agent reaches its verdict on its own, seconds apart: beside two
+// CUBIC hosts (lab, coexistence N = 4, 256 ms, 2026-11-25) one coop
+// terminal went off 6.5 s into the run and the other, whose test a queue
+// probe had restarted, stayed bounded at 36–67 segments until 11.5 s while
+// the hosts' windows grew past 400. A peer can thereby make this terminal
+// run plain CUBIC (no bounds) for an off period, which is what doing
+// nothing gives; it cannot push a bound anywhere.
+func (s *compete) follow(now time.Time, cp CoopParams, d float64) string {
+	if s.since.IsZero() || s.owned {
+		return ""
+	}
+	off := s.enterOff(now, cp.OffFor)
+	return fmt.Sprintf("coop: competing (no bounds) for %v: a peer of the group stopped bounding (its test found queue not the group's) while this terminal's test of the queue (%v, %v when it began) was open",
+		off, seconds(d), seconds(s.d0))
+}
+
+// enterOff starts an off period at now and returns its length: OffFor
+// (base), doubled (up to 8 × base) for each time the queue is found
+// inelastic again within an off period of the last retry.
+func (s *compete) enterOff(now time.Time, base time.Duration) time.Duration {
+	if s.offFor == 0 {
+		s.offFor = base
+	}
+	if !s.retriedAt.IsZero() { // inelastic again within an off period of the retry
+		s.offFor = min(2*s.offFor, 8*base)
+	}
+	s.offUntil, s.since = now.Add(s.offFor), time.Time{}
+	return s.offFor
 }
 
 // retry ends an elapsed off period; it reports true when one just ended (the
@@ -346,11 +392,7 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 		s.start(now, n, d, capacity, measured)
 		return ""
 	}
-	if !s.retriedAt.IsZero() { // inelastic again within an off period of the retry
-		s.offFor = min(2*s.offFor, 8*base)
-	}
-	off := s.offFor
-	s.offUntil, s.since = now.Add(off), time.Time{}
+	off := s.enterOff(now, base)
 	return fmt.Sprintf("coop: competing (no bounds) for %v: queue %v did not follow the group's windows (%v when the group began to cut; capacity estimate now %.0f %% of then; hosts without coopcc, or a bottleneck elsewhere)",
 		off, seconds(d), seconds(s.d0), 100*capacity/s.ref())
 }
