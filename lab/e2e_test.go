@@ -23,28 +23,11 @@ func TestTinyEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end lab run (about 40 s)")
 	}
-	bin := nettest.CoopccBinary(t)
 	s, err := scenario.Load("tiny")
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(t.TempDir(), "tiny")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	sum, err := RunScenario(ctx, s, RunnerConfig{Out: out, Backend: testbed.BackendEmu, Coopcc: bin, Log: testLog{t}})
-	if err != nil && strings.Contains(err.Error(), "another lab run is in progress") && !nettest.InCI() {
-		// A sweep holds the machine: running beside it would invalidate both.
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum.Runs != 2 || sum.Failed != 0 {
-		t.Fatalf("runs %d, failed %d", sum.Runs, sum.Failed)
-	}
-	if ns := ownNamespaces(t); len(ns) > 0 {
-		t.Errorf("namespaces left: %v", ns)
-	}
+	out := runOnEmulator(t, s, 2)
 	var meta schema.Meta
 	readJSON(t, filepath.Join(out, "meta.json"), &meta)
 	if meta.Scenario != "tiny" || meta.Kernel.Release == "" || meta.Tools["iperf3"] == "" || meta.End.Before(meta.Start) || len(meta.Runs) != 2 {
@@ -88,4 +71,30 @@ func TestTinyEndToEnd(t *testing.T) {
 		}
 		checkFlowsCSV(t, filepath.Join(dir, "flows.csv"), rr)
 	}
+}
+
+// runOnEmulator runs scenario s on the emulator (3 minutes at most) into a
+// fresh directory, which it returns, and checks that all want runs ran and
+// no namespace of the run is left. Outside CI it skips when a sweep holds
+// the machine: running beside it would invalidate both.
+func runOnEmulator(t *testing.T, s *scenario.Scenario, want int) string {
+	t.Helper()
+	bin := nettest.CoopccBinary(t)
+	out := filepath.Join(t.TempDir(), s.Name)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	sum, err := RunScenario(ctx, s, RunnerConfig{Out: out, Backend: testbed.BackendEmu, Coopcc: bin, Log: testLog{t}})
+	if err != nil && strings.Contains(err.Error(), "another lab run is in progress") && !nettest.InCI() {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Runs != want || sum.Failed != 0 {
+		t.Fatalf("runs %d, failed %d; want %d runs", sum.Runs, sum.Failed, want)
+	}
+	if ns := ownNamespaces(t); len(ns) > 0 {
+		t.Errorf("namespaces left: %v", ns)
+	}
+	return out
 }

@@ -23,7 +23,7 @@ import (
 func runRecord(r scenario.Run, cfg RunnerConfig) *schema.Run {
 	res := &schema.Run{Schema: schema.RunVersion, ID: r.ID, Mode: r.Mode.Name, ModeKind: r.Mode.Kind, Policy: r.Mode.Policy,
 		N: r.N, DelayMS: float64(r.Delay.D()) / 1e6, Rep: r.Rep, Params: r.Params, Valid: true, LengthS: r.Length.Seconds(),
-		Backend: cfg.Backend, Direction: runDirection(r), WLAN: wlanRecord(r.WLAN), PolicyParams: r.PolicyParams,
+		Backend: cfg.Backend, Direction: runDirection(r), WLAN: wlanRecord(r.WLAN), PolicyParams: r.PolicyParams, ServerAgent: r.ServerAgent,
 		Wired: schema.Wired{RateBps: float64(r.Wired.Rate), DelayMS: float64(r.Wired.Delay.D()) / 1e6,
 			QueueSize: r.Wired.QueueSize, Loss: r.Wired.Loss}}
 	for i, st := range r.Stations {
@@ -50,7 +50,7 @@ func stationRecord(st scenario.Station, port int) schema.Station {
 	if st.Agent {
 		via = "agent"
 	}
-	return schema.Station{Name: st.Name, Group: st.Group, Managed: st.Agent, CCVia: via,
+	return schema.Station{Name: st.Name, Group: st.Group, Managed: st.Managed, CCVia: via,
 		Agent: st.Agent, CC: st.CC, StartS: st.Start.Seconds(), StopS: st.Stop.Seconds(), PHYMbps: st.PHYMbps,
 		FER: st.FER, Mobility: st.Mobility, ExtraDelayMS: float64(st.ExtraDelay.D()) / 1e6, Port: port, MaxMbps: st.MaxMbps, Direction: st.Direction,
 		RateControl: st.RateControl, PER: st.PER, Sysctl: st.Sysctl, PolicyParams: st.PolicyParams}

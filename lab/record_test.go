@@ -34,7 +34,7 @@ func fullRun() schema.Run {
 		Backend: "emu", Direction: "up",
 		WLAN:         schema.WLAN{PHY: "802.11g", DataMbps: 54, APQueue: "fifo", APQueueSize: 100, StaQueueSize: 50, FER: 0.01, RetryLimit: 7, AMPDUMax: 1},
 		Wired:        schema.Wired{RateBps: 100e6, DelayMS: 256, QueueSize: 1000, Loss: 0.001},
-		PolicyParams: map[string]any{"alpha": 2.5, "table": map[string]any{"x": "y"}},
+		PolicyParams: map[string]any{"alpha": 2.5, "table": map[string]any{"x": "y"}}, ServerAgent: true,
 		Sysctls:      map[string]map[string]string{"sta1": {"net.ipv4.tcp_congestion_control": "coopcc_cubic"}},
 		Emu:          json.RawMessage(`{"valid":true,"reason":""}`),
 		SampleHz:     19.8,

@@ -505,6 +505,9 @@ func runClient(ctx context.Context, r scenario.Run, tb *testbed.Testbed, i int, 
 		argv = append(argv, "-R")
 	}
 	switch {
+	case st.Direction == "down" && r.ServerAgent && st.Managed:
+		// The server sends through its agent: its data socket must keep
+		// the namespace default, the agent's bounded CUBIC.
 	case st.Direction == "down":
 		// The server sends: its sockets get the mode's CC (plain CUBIC
 		// for policy modes, whose agents bound the terminals' advertised
@@ -567,29 +570,34 @@ func killLate(ctx context.Context, cancel context.CancelCauseFunc, d, grace time
 	}
 }
 
-// agentSet is the agents of a run's managed stations: their command lines
-// (kept to start one again after a kill fault) and their processes.
+// agentSet is the agents of a run: those of its managed stations, indexed
+// by station, and with agent.on = "server" the server's, at index
+// len(r.Stations) (no fault names it). It keeps their command lines (to
+// start one again after a kill fault) and their processes.
 type agentSet struct {
 	tb     *testbed.Testbed
 	dir    string           // the run directory
 	argv   map[int][]string // by station index
 	procs  map[int]*testbed.Proc
-	starts map[int]int       // how often each was started
-	socks  map[int]string    // status sockets
-	names  map[int]string    // station names
-	skewAt map[int]time.Time // when an agent with a skewed clock started
+	starts map[int]int          // how often each was started
+	socks  map[int]string       // status sockets
+	names  map[int]string       // station names ("srv" for the server)
+	nodes  map[int]testbed.Node // the namespace each runs in
+	skewAt map[int]time.Time    // when an agent with a skewed clock started
 	mu     sync.Mutex
 }
 
 // startAgents starts `coopcc agent` in every managed station's namespace
-// (with --clock-skew where a clock_skew fault asks for it).
+// (with --clock-skew where a clock_skew fault asks for it), or with
+// agent.on = "server" one agent in the server's namespace that bounds what
+// it sends to the managed stations.
 func startAgents(ctx context.Context, r scenario.Run, tb *testbed.Testbed, coopcc, tmp, dir string) (*agentSet, error) {
 	keyPath := filepath.Join(tmp, "group.key")
 	if err := writeGroupKey(keyPath); err != nil {
 		return nil, err
 	}
 	as := &agentSet{tb: tb, dir: dir, argv: map[int][]string{}, procs: map[int]*testbed.Proc{}, starts: map[int]int{},
-		socks: map[int]string{}, names: map[int]string{}, skewAt: map[int]time.Time{}}
+		socks: map[int]string{}, names: map[int]string{}, nodes: map[int]testbed.Node{}, skewAt: map[int]time.Time{}}
 	skew := map[string]scenario.Offset{}
 	for _, f := range r.Faults {
 		if f.Kind == scenario.FaultClockSkew {
@@ -598,27 +606,47 @@ func startAgents(ctx context.Context, r scenario.Run, tb *testbed.Testbed, coopc
 			}
 		}
 	}
-	var started []*testbed.Proc
+	type agent struct {
+		i      int
+		node   testbed.Node
+		name   string
+		params map[string]any
+		dst    []string
+	}
+	var todo []agent
 	for i, st := range r.Stations {
-		if !st.Agent {
-			continue
+		if st.Agent {
+			todo = append(todo, agent{i, tb.Stations[i], st.Name, st.PolicyParams, []string{tb.Server.Addr.String() + "/32"}})
 		}
-		nd := tb.Stations[i]
-		sock := filepath.Join(tmp, st.Name+".sock")
-		argv := []string{coopcc, "agent", "--iface", nd.Iface, "--policy", r.Mode.Policy, "--key-file", keyPath,
-			"--group", labGroup, "--events", filepath.Join(dir, "bounds", st.Name+".jsonl"),
-			"--status-socket", sock, "--lock-dir", tmp,
-			"--dst", tb.Server.Addr.String() + "/32", "--metrics-addr", "", "--log-format", "json"}
-		for _, kv := range paramFlags("", st.PolicyParams) {
+	}
+	if r.ServerAgent {
+		a := agent{i: len(r.Stations), node: tb.Server, name: tb.Server.Name, params: r.PolicyParams}
+		for i, st := range r.Stations {
+			if st.Managed {
+				a.dst = append(a.dst, tb.Stations[i].Addr.String()+"/32")
+			}
+		}
+		todo = append(todo, a)
+	}
+	var started []*testbed.Proc
+	for _, a := range todo {
+		sock := filepath.Join(tmp, a.name+".sock")
+		argv := []string{coopcc, "agent", "--iface", a.node.Iface, "--policy", r.Mode.Policy, "--key-file", keyPath,
+			"--group", labGroup, "--events", filepath.Join(dir, "bounds", a.name+".jsonl"),
+			"--status-socket", sock, "--lock-dir", tmp, "--metrics-addr", "", "--log-format", "json"}
+		for _, d := range a.dst {
+			argv = append(argv, "--dst", d)
+		}
+		for _, kv := range paramFlags("", a.params) {
 			argv = append(argv, "--param", kv)
 		}
 		argv = append(argv, agentFlags(r)...)
-		if d, ok := skew[st.Name]; ok {
+		if d, ok := skew[a.name]; ok {
 			argv = append(argv, "--clock-skew", d.String())
-			as.skewAt[i] = time.Now()
+			as.skewAt[a.i] = time.Now()
 		}
-		as.argv[i], as.socks[i], as.names[i] = argv, sock, st.Name
-		p, err := as.start(i)
+		as.argv[a.i], as.socks[a.i], as.names[a.i], as.nodes[a.i] = argv, sock, a.name, a.node
+		p, err := as.start(a.i)
 		if err != nil {
 			return as, err
 		}
@@ -658,7 +686,7 @@ func (as *agentSet) start(i int) (*testbed.Proc, error) {
 		return nil, fmt.Errorf("create agent log: %w", err)
 	}
 	defer logf.Close()
-	p, err := as.tb.Exec(as.tb.Stations[i], "agent "+name, as.argv[i], logf, logf, syscall.SIGTERM)
+	p, err := as.tb.Exec(as.nodes[i], "agent "+name, as.argv[i], logf, logf, syscall.SIGTERM)
 	if err != nil {
 		return nil, err
 	}

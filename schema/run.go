@@ -13,6 +13,11 @@ import (
 // code does not know.
 const RunVersion = 1
 
+// ServerName is the server node's name in a results directory: the suffix
+// of its namespace, its key in Sysctls, and its agent's bound events
+// (bounds/srv.jsonl) where Run.ServerAgent is set.
+const ServerName = "srv"
+
 // Run is run.json: one run of a scenario as the lab runner recorded it
 // (OUT/runs/<run-id>/run.json). The runner writes it last, so a run directory
 // without it is still running or was interrupted.
@@ -48,6 +53,9 @@ type Run struct {
 	// PolicyParams are the scenario's [policy.NAME] values for the run's
 	// policy, as TOML decoded them.
 	PolicyParams map[string]any `json:"policy_params,omitempty"`
+	// ServerAgent: an agent ran in the server's namespace and bounded what
+	// it sent to the managed stations (scenario agent.on = "server").
+	ServerAgent bool `json:"server_agent,omitempty"`
 	// Sysctls holds the recorded sysctls per namespace (by node name) as
 	// read after the agents started.
 	Sysctls map[string]map[string]string `json:"sysctls,omitempty"`
@@ -142,8 +150,8 @@ type Station struct {
 	Name    string `json:"name"` // sta1..staN, also its namespace
 	Addr    string `json:"addr,omitempty"`
 	Group   string `json:"group,omitempty"` // the scenario's terminal group ("managed", "phone-ac", ...)
-	Managed bool   `json:"managed"`         // runs the coopcc agent
-	Agent   bool   `json:"agent"`           // the agent actually ran in this run (policy modes)
+	Managed bool   `json:"managed"`         // runs the mode: the coopcc agent's bounds (policy modes), the mode's CC (kernel modes); false for the hosts outside it
+	Agent   bool   `json:"agent"`           // an agent actually ran in this station's namespace (policy modes, agent on the terminals)
 	CC      string `json:"cc,omitempty"`
 	// CCVia says how the CC was applied: "iperf3 -C" (per socket; the
 	// namespace default may differ, see sysctls) or "agent" (the agent's

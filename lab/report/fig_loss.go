@@ -203,6 +203,23 @@ func (m *model) lossTrace(i int, station string) (*figure, error) {
 			return nil, err
 		}
 	}
+	// The agent's bounds on this station's flows (its own agent's, or the
+	// server's where it bounded what it sent): papers/002's lower bound.
+	evs := analysis.StationBounds(run, station)
+	for k, b := range []struct {
+		series, legend string
+		value          func(analysis.BoundEvent) uint32
+	}{
+		{"bound_lo", "agent's lower bound", func(e analysis.BoundEvent) uint32 { return e.Lo }},
+		{"bound_hi", "agent's upper bound", func(e analysis.BoundEvent) uint32 { return e.Hi }},
+	} {
+		xys := boundSeries(run, evs, b.value, func(t float64, v uint32) {
+			f.Rows = append(f.Rows, []string{num(t), b.series, strconv.Itoa(int(v))})
+		})
+		if err := addLine(pc, 5+k, b.legend, xys, false); err != nil {
+			return nil, err
+		}
+	}
 	marks := map[string]plotter.XYs{}
 	for _, e := range ss.LossEvents {
 		marks[e.Class] = append(marks[e.Class], plotter.XY{X: e.T, Y: float64(e.CwndAfter)})

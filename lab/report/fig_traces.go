@@ -161,32 +161,17 @@ func (m *model) traces(i int) (*figure, error) {
 			}
 		}
 		// The agent's upper bound, when it set one, as a dotted step line.
-		if evs := run.Bounds[st.Station]; len(evs) > 0 && !math.IsNaN(run.RunTime(evs[0].T)) {
-			var hi plotter.XYs
-			last := lastSampleTime(run)
-			for _, e := range evs {
-				t := run.RunTime(e.T)
-				if t < -1 || t > last+1 {
-					continue // not on the recording's clock (skewed or foreign timestamps)
-				}
-				if e.Hi > 0 {
-					hi = append(hi, plotter.XY{X: t, Y: float64(e.Hi)})
-				}
-				row(t, st.Station, "bound_hi", strconv.Itoa(int(e.Hi)))
+		hi := boundSeries(run, analysis.StationBounds(run, st.Station), func(e analysis.BoundEvent) uint32 { return e.Hi },
+			func(t float64, v uint32) { row(t, st.Station, "bound_hi", strconv.Itoa(int(v))) })
+		if len(hi) > 0 {
+			l, err := plotter.NewLine(hi)
+			if err != nil {
+				return nil, err
 			}
-			if len(hi) > 0 {
-				if last := lastSampleTime(run); last > hi[len(hi)-1].X {
-					hi = append(hi, plotter.XY{X: last, Y: hi[len(hi)-1].Y})
-				}
-				l, err := plotter.NewLine(steps(finite(hi)))
-				if err != nil {
-					return nil, err
-				}
-				c, _ := style(si)
-				l.LineStyle.Color, l.LineStyle.Dashes, l.LineStyle.Width = c, []vg.Length{vg.Points(1), vg.Points(3)}, vg.Points(1)
-				pc.Add(l)
-				bounds = true
-			}
+			c, _ := style(si)
+			l.LineStyle.Color, l.LineStyle.Dashes, l.LineStyle.Width = c, []vg.Length{vg.Points(1), vg.Points(3)}, vg.Points(1)
+			pc.Add(l)
+			bounds = true
 		}
 	}
 	if !haveGoodput && !haveFlows {
@@ -242,6 +227,37 @@ func lastSampleTime(run analysis.Run) float64 {
 		}
 	}
 	return last
+}
+
+// boundSeries is one bound (value picks it from an event: Lo or Hi) as a
+// step line on the run's clock through the events that set it (> 0), held
+// to the last flow sample; nil when it was never set. Events off the
+// recording's clock (skewed or foreign timestamps) are left out; row sees
+// every event kept, zero values too.
+func boundSeries(run analysis.Run, evs []analysis.BoundEvent, value func(analysis.BoundEvent) uint32, row func(t float64, v uint32)) plotter.XYs {
+	if len(evs) == 0 || math.IsNaN(run.RunTime(evs[0].T)) {
+		return nil
+	}
+	var xys plotter.XYs
+	last := lastSampleTime(run)
+	for _, e := range evs {
+		t := run.RunTime(e.T)
+		if t < -1 || t > last+1 {
+			continue
+		}
+		v := value(e)
+		if v > 0 {
+			xys = append(xys, plotter.XY{X: t, Y: float64(v)})
+		}
+		row(t, v)
+	}
+	if len(xys) == 0 {
+		return nil
+	}
+	if n := len(xys); last > xys[n-1].X {
+		xys = append(xys, plotter.XY{X: last, Y: xys[n-1].Y})
+	}
+	return steps(finite(xys))
 }
 
 // steps turns points into a step function (value held until the next point).

@@ -3,6 +3,7 @@ package report
 import (
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/coopcc/coopcc/lab/analysis"
 	"github.com/coopcc/coopcc/schema"
@@ -44,5 +45,42 @@ func TestTraceGoodputNeverAboveAcked(t *testing.T) {
 	}
 	if n < 20 {
 		t.Errorf("%d goodput rows, want a per-station and an aggregate series of 10 bins each", n)
+	}
+}
+
+// The vehicle figure draws the bounds of the agent that bounded the
+// station's download: here the server's (papers/002's lower bound at the
+// sender), found by the station's address.
+func TestLossTraceDrawsTheServersLowerBound(t *testing.T) {
+	flow := analysis.Series{Key: analysis.FlowKey{Station: "sta1", Src: "10.0.1.1:5201", Dst: "10.0.0.1:40000"}}
+	for k := 0; k <= 100; k++ {
+		tm := float64(k) * 0.1
+		flow.Samples = append(flow.Samples, analysis.Sample{T: tm, Cwnd: 20, SRTT: 5e6, BytesAcked: uint64(tm * 1e6)})
+	}
+	t0 := 1_800_000_000.0
+	at := func(s float64) time.Time { return time.UnixMicro(int64((t0 + s) * 1e6)) }
+	run := analysis.Run{
+		Info: analysis.RunInfo{ID: "mode=static,n=1,delay=0ms,rep=1", Mode: "static", N: 1, Valid: true, ServerAgent: true,
+			Direction: "down", WLAN: schema.WLAN{PHY: "802.11g"},
+			Stations: []analysis.Station{{Name: "sta1", Addr: "10.0.0.1", StartS: 0, StopS: 10, PHYMbps: 54, Direction: "down"}}},
+		Flows: []analysis.Series{flow},
+		Bounds: map[string][]analysis.BoundEvent{schema.ServerName: {
+			{T: at(0.5), Lo: 16}, {T: at(10), Lo: 0}}},
+		T0: t0,
+	}
+	sum := analysis.Summarize(run, analysis.DefaultLossRule())
+	m := &model{runs: []analysis.Run{run}, sums: []analysis.RunSummary{sum}, series: map[string]int{}}
+	f, err := m.lossTrace(0, "sta1")
+	if err != nil || f == nil {
+		t.Fatalf("lossTrace: %v, %v", f, err)
+	}
+	var lo []string
+	for _, r := range f.Rows {
+		if r[1] == "bound_lo" {
+			lo = append(lo, r[2])
+		}
+	}
+	if len(lo) != 2 || lo[0] != "16" || lo[1] != "0" {
+		t.Errorf("bound_lo rows %v, want 16 then 0", lo)
 	}
 }

@@ -30,6 +30,10 @@ type Run struct {
 	PolicyParams map[string]any `json:"policy_params,omitempty"`
 	// AgentArgs are extra `coopcc agent` flags from the scenario's [agent].
 	AgentArgs []string `json:"agent_args,omitempty"`
+	// ServerAgent runs one agent in the server's namespace, with
+	// PolicyParams, that bounds what the server sends to the managed
+	// stations (agent.on = "server"); the stations then run none.
+	ServerAgent bool `json:"server_agent,omitempty"`
 	// Faults are the scenario's [[faults]] that apply to this run.
 	Faults []RunFault `json:"faults,omitempty"`
 	// SampleAgents asks the runner to poll the agents' status (agents.jsonl):
@@ -266,6 +270,7 @@ func (s *Scenario) buildRun(m Mode, b runBuild, params map[string]string, rep in
 	r.ID = strings.Join(parts, ",")
 	if m.Kind == KindPolicy {
 		r.PolicyParams = s.Policy[m.Policy]
+		r.ServerAgent = s.Agent.On == AgentOnServer
 		if s.Agent.MonitorInterval > 0 {
 			r.AgentArgs = append(r.AgentArgs, "--monitor-interval", s.Agent.MonitorInterval.String())
 		}
@@ -334,9 +339,9 @@ func (s *Scenario) buildRun(m Mode, b runBuild, params map[string]string, rep in
 				st.CC = cc
 			}
 		case KindPolicy:
-			st.Agent = managed
+			st.Agent = managed && !r.ServerAgent
 			st.CC = cc
-			if managed {
+			if st.Agent {
 				st.CC = "cubic"
 				st.PolicyParams = s.stationParams(m.Policy, grp, b.multiple)
 			}

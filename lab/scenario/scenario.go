@@ -204,12 +204,24 @@ type Quick struct {
 	WiredRate   []Rate     `toml:"wired_rate"`
 }
 
-// Agent holds how the lab runs `coopcc agent` on managed terminals.
+// Agent holds how the lab runs `coopcc agent` in policy modes.
 type Agent struct {
 	MonitorInterval Duration `toml:"monitor_interval"` // default: the agent's
 	Lease           Duration `toml:"lease"`            // default: the agent's
 	Args            []string `toml:"args"`             // extra flags
+	// On is where the agent runs: AgentOnTerminals (default, one per
+	// managed terminal) or AgentOnServer (one in the server's namespace
+	// that bounds the cwnd of what it sends to the managed terminals: a
+	// sender-side middleware for downloads, as papers/002's lower bound
+	// would be deployed).
+	On string `toml:"on"`
 }
+
+// Where the agent runs (Agent.On).
+const (
+	AgentOnTerminals = "terminals"
+	AgentOnServer    = "server"
+)
 
 // Defaults used when a scenario leaves a key out.
 const (
@@ -351,6 +363,9 @@ func (s *Scenario) applyDefaults() {
 	}
 	if s.Traffic.Tool == "" {
 		s.Traffic.Tool = "iperf3"
+	}
+	if s.Agent.On == "" {
+		s.Agent.On = AgentOnTerminals
 	}
 	if s.Traffic.Direction == "" {
 		s.Traffic.Direction = "up"
@@ -508,6 +523,7 @@ func (s *Scenario) Validate() error {
 	if s.Traffic.Direction != "up" && s.Traffic.Direction != "down" {
 		add("traffic.direction %q: want \"up\" (terminal to server) or \"down\"", s.Traffic.Direction)
 	}
+	s.validateAgentOn(add)
 	if s.Traffic.Duration.D() < time.Second || s.Traffic.Duration.D() > 24*time.Hour {
 		add("traffic.duration %v: want 1s..24h", s.Traffic.Duration)
 	}
@@ -717,3 +733,29 @@ func firstDup[T comparable](l []T) string {
 // ErrUnknown is returned when a scenario name is neither a preset
 // nor a file.
 var ErrUnknown = errors.New("unknown scenario")
+
+// validateAgentOn checks agent.on: an agent on the server bounds what the
+// server sends, so every terminal must download, and no fault can name a
+// terminal's agent.
+func (s *Scenario) validateAgentOn(add func(string, ...any)) {
+	switch s.Agent.On {
+	case AgentOnTerminals:
+		return
+	case AgentOnServer:
+	default:
+		add("agent.on %q: want %q (an agent on each managed terminal) or %q (one on the server, for downloads)", s.Agent.On, AgentOnTerminals, AgentOnServer)
+		return
+	}
+	down := s.Traffic.Direction == "down"
+	for _, g := range s.Terminals.Groups {
+		if g.Direction == "up" || (g.Direction == "" && !down) {
+			down = false
+		}
+	}
+	if !down {
+		add("agent.on = %q bounds what the server sends: every terminal must download (set traffic.direction = \"down\" and no group direction = \"up\")", AgentOnServer)
+	}
+	if len(s.Faults) > 0 {
+		add("agent.on = %q runs no agent on the terminals for [[faults]] to act on: drop the faults or the key", AgentOnServer)
+	}
+}

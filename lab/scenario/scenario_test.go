@@ -1,6 +1,8 @@
 package scenario
 
 import (
+	"io/fs"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -62,6 +64,10 @@ func TestParseErrors(t *testing.T) {
 		{"groups and count", minimal + "[[terminals.group]]\ncount = 1\n", `either count or [[terminals.group]]`},
 		{"unknown policy params", minimal + "[policy.nope]\nx = 1\n", `policy.nope: unknown policy`},
 		{"toml syntax", "name = \n", `decode scenario`},
+		{"bad agent.on", minimal + "[agent]\non = \"router\"\n", `agent.on "router": want "terminals"`},
+		{"server agent on uploads", minimal + "[agent]\non = \"server\"\n", `every terminal must download`},
+		{"server agent, an uploading group", strings.Replace(strings.Replace(minimal, "count = 3", "", 1), `duration = "10s"`, "duration = \"10s\"\ndirection = \"down\"", 1) +
+			"[agent]\non = \"server\"\n[[terminals.group]]\ncount = 1\ndirection = \"up\"\n", `every terminal must download`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -317,5 +323,62 @@ func TestPresets(t *testing.T) {
 	}
 	if _, err := Load("nope"); err == nil || !strings.Contains(err.Error(), "presets: ") {
 		t.Errorf("unknown preset error: %v", err)
+	}
+}
+
+// TestExpandServerAgent: with agent.on = "server" a policy mode runs no
+// agent on the terminals (they stay managed: the server's agent bounds
+// what it sends them), and a kernel mode is unchanged.
+func TestExpandServerAgent(t *testing.T) {
+	s, err := Parse([]byte(strings.Replace(minimal, `duration = "10s"`, "duration = \"10s\"\ndirection = \"down\"", 1) +
+		"[agent]\non = \"server\"\n[policy.coop]\nmss = 1400\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := s.Expand(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		wantServer := r.Mode.Kind == KindPolicy
+		if r.ServerAgent != wantServer {
+			t.Errorf("%s: ServerAgent %v, want %v", r.ID, r.ServerAgent, wantServer)
+		}
+		for _, st := range r.Stations {
+			if st.Agent || !st.Managed || st.PolicyParams != nil {
+				t.Errorf("%s: %s agent %v managed %v params %v; want no agent, managed, no params", r.ID, st.Name, st.Agent, st.Managed, st.PolicyParams)
+			}
+		}
+		if wantServer && r.PolicyParams["mss"] != int64(1400) {
+			t.Errorf("%s: the server agent's params %v", r.ID, r.PolicyParams)
+		}
+	}
+}
+
+// TestExperimentFiles: every scenario file under experiments/ that the docs
+// tell users to run loads and expands.
+func TestExperimentFiles(t *testing.T) {
+	var files []string
+	err := filepath.WalkDir("../../experiments", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".toml") {
+			files = append(files, path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 20 {
+		t.Fatalf("found %d scenario files under experiments/", len(files))
+	}
+	for _, f := range files {
+		s, err := LoadFile(f)
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		if _, err := s.Expand(Options{}); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
 	}
 }

@@ -16,6 +16,8 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+
+	"github.com/coopcc/coopcc/schema"
 )
 
 // Node is one network namespace of the testbed: a station or the server.
@@ -70,7 +72,7 @@ func New(n int) (*Testbed, error) {
 		tb.Stations = append(tb.Stations, Node{Name: name, Netns: tb.Prefix + "-" + name, Iface: stationIface,
 			Addr: netip.MustParseAddr(subnetPrefix + strconv.Itoa(k))})
 	}
-	tb.Server = Node{Name: "srv", Netns: tb.Prefix + "-srv", Iface: serverIface,
+	tb.Server = Node{Name: schema.ServerName, Netns: tb.Prefix + "-" + schema.ServerName, Iface: serverIface,
 		Addr: netip.MustParseAddr(subnetPrefix + strconv.Itoa(serverHost))}
 	for _, nd := range tb.Nodes() {
 		if err := createNetns(nd.Netns); err != nil {
