@@ -388,12 +388,6 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 	if c.comp.retry(now) {
 		c.capacity = 0
 	}
-	if peerOff {
-		if why := c.comp.follow(now, cp, g.d); why != "" {
-			c.capacity = 0
-			return c.restore(gs, why, c.comp.startShare()), true
-		}
-	}
 	// The capacity floor is HiFloor segments per terminal over the RTT the
 	// windows are sized for (R̄ + d*, or R̄ + the queue while an episode is
 	// open: flowBounds), the least the windows carry anyway: a cut below it
@@ -408,6 +402,12 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 		effective = max(c.capacity, floorWin/sized)
 	}
 	c.comp.see(g.medium)
+	if peerOff {
+		if why := c.comp.follow(now, cp, g.d); why != "" {
+			c.capacity = 0
+			return c.restore(gs, why, c.comp.startShare()), true
+		}
+	}
 	if back && c.comp.rejoined(now, g.d, effective) {
 		return Decision{}, false
 	}

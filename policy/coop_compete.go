@@ -108,9 +108,14 @@ func (s *compete) peerWentOff(bounded, n int) bool {
 // probe had restarted, stayed bounded at 36–67 segments until 11.5 s while
 // the hosts' windows grew past 400. A peer can thereby make this terminal
 // run plain CUBIC (no bounds) for an off period, which is what doing
-// nothing gives; it cannot push a bound anywhere.
+// nothing gives; it cannot push a bound anywhere. Not while this terminal's
+// medium runs slower than the one its estimate was learned on (see, after
+// it): under rate adaptation (testbed2012, 10 coop terminals) one agent's
+// verdict is mostly the medium's slowing, not someone else's queue, and
+// followed it took the whole group off in every run (1–6 own verdicts, the
+// rest followed).
 func (s *compete) follow(now time.Time, cp CoopParams, d float64) string {
-	if s.since.IsZero() || s.owned {
+	if s.since.IsZero() || s.owned || s.med.slowedSince(s.medAt) {
 		return ""
 	}
 	off := s.enterOff(now, cp.OffFor)

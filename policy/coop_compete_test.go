@@ -669,4 +669,12 @@ func TestCompeteFollowsAPeersVerdict(t *testing.T) {
 	if why := idle.follow(now, cp, 0.01); why != "" {
 		t.Errorf("no test open: followed the peer: %q", why)
 	}
+	// A medium that slowed (rate adaptation) is not someone else's queue:
+	// the peer's verdict is not followed (the test's own rule, coop_medium.go).
+	slow := open()
+	slow.see(medium{self: 54, median: 54})
+	slow.see(medium{self: 24, median: 30})
+	if why := slow.follow(now, cp, 0.2); why != "" {
+		t.Errorf("the medium slowed from 54 to 24–30 Mbit/s: followed the peer: %q", why)
+	}
 }
