@@ -380,8 +380,7 @@ func (c *coop) observeProbe(now time.Time, g group, mss, sized float64, update b
 // and done = true.
 func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float64) (Decision, bool) {
 	cp := c.p.Coop
-	peerOff := c.comp.peerWentOff(g.boundedPeers(), len(g.terms))
-	back := c.comp.rejoin(now, g.boundedPeers())
+	back, peerOff := c.comp.rejoin(now, g.boundedPeers(), len(g.terms))
 	if off, why := c.comp.off(now); off {
 		return Decision{Reason: fmt.Sprintf("%s; now ratio %.2f", why, g.ratio())}, true
 	}

@@ -66,9 +66,13 @@ func (s *compete) off(now time.Time) (bool, string) {
 }
 
 // rejoin records how many peers have an upper bound in force at this
-// evaluation and reports whether more do than at the last one: peers that
-// came back from competitive mode, or that got their first estimate. Their
-// windows are cut from now on, so the group's queue changes by itself.
+// evaluation, in a group of n terminals, and reports whether more do than
+// at the last one (back: peers that came back from competitive mode, or
+// that got their first estimate; their windows are cut from now on, so the
+// group's queue changes by itself) and whether fewer do in a group of
+// unchanged size (wentOff: a peer still heard, with flows, that stopped
+// bounding — its own elasticity test found the queue not the group's; a
+// peer that left changes the group's size and is no such verdict).
 //
 // Each agent reaches its verdict on its own, so the group's off periods end
 // seconds apart; a terminal that retried while the others still competed
@@ -78,28 +82,16 @@ func (s *compete) off(now time.Time) (bool, string) {
 // period too, once half of it has passed: the group retries together. The
 // half bounds what a peer can do by flapping its status — it can shorten an
 // off period, never keep coop from competing for half of it.
-func (s *compete) rejoin(now time.Time, bounded int) bool {
-	back := bounded > s.bounded
-	s.bounded = bounded
+func (s *compete) rejoin(now time.Time, bounded, n int) (back, wentOff bool) {
+	back, wentOff = bounded > s.bounded, bounded < s.bounded && n == s.terms
+	s.bounded, s.terms = bounded, n
 	if back && !s.offUntil.IsZero() && now.Before(s.offUntil) && !now.Before(s.offUntil.Add(-s.offFor/2)) {
 		s.offUntil = now
 	}
-	return back
+	return back, wentOff
 }
 
-// peerWentOff reports whether a peer dropped its upper bound since the last
-// evaluation while the group kept its size (call it before rejoin, which
-// counts the bounded peers anew): a peer in the group with flows, still
-// heard, that stopped bounding — its own elasticity test found the queue
-// not the group's. A peer that left (its flows ended, its status expired)
-// changes the group's size and is no such verdict.
-func (s *compete) peerWentOff(bounded, n int) bool {
-	off := bounded < s.bounded && n == s.terms
-	s.terms = n
-	return off
-}
-
-// follow takes a peer's verdict (peerWentOff) for this terminal's own: the
+// follow takes a peer's verdict (rejoin's wentOff) for this terminal's own: the
 // peers judge the same queue, so while this terminal's test of it is open
 // and has not found the queue to be the group's (owns), it competes too.
 // Each agent reaches its verdict on its own, seconds apart: beside two

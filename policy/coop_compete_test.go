@@ -515,14 +515,14 @@ func TestCompeteRejoin(t *testing.T) {
 	var s compete
 	s.offFor = 30 * time.Second
 	s.offUntil = t0.Add(30 * time.Second) // off since t0
-	s.rejoin(t0, 1)                       // one peer bounded (the count's start)
-	s.rejoin(t0.Add(5*time.Second), 0)
-	if s.rejoin(t0.Add(10*time.Second), 1); !s.offUntil.Equal(t0.Add(30 * time.Second)) {
+	s.rejoin(t0, 1, 2)                    // one peer bounded (the count's start)
+	s.rejoin(t0.Add(5*time.Second), 0, 2)
+	if s.rejoin(t0.Add(10*time.Second), 1, 2); !s.offUntil.Equal(t0.Add(30 * time.Second)) {
 		t.Fatalf("a peer back 10 s into a 30 s off period: off until %v, want 30 s", s.offUntil.Sub(t0))
 	}
-	s.rejoin(t0.Add(12*time.Second), 0)
+	s.rejoin(t0.Add(12*time.Second), 0, 2)
 	at := t0.Add(16 * time.Second)
-	if !s.rejoin(at, 1) || !s.offUntil.Equal(at) {
+	if back, _ := s.rejoin(at, 1, 2); !back || !s.offUntil.Equal(at) {
 		t.Fatalf("a peer back 16 s into a 30 s off period: off until %v, want now (16 s)", s.offUntil.Sub(t0))
 	}
 	if off, _ := s.off(at); off {
@@ -637,8 +637,7 @@ func TestCompeteFollowsAPeersVerdict(t *testing.T) {
 	floorWin := float64(cp.HiFloor) * 1448 * n
 	open := func() *compete {
 		s := &compete{}
-		s.peerWentOff(1, n)
-		s.rejoin(t0, 1)
+		s.rejoin(t0, 1, n)
 		s.observe(t0, cp, n, 0.2, dStar, rbar, 1e6, floorWin, rbar+0.2, 1e6)
 		if !s.open() {
 			t.Fatal("no episode at a queue of 200 ms")
@@ -647,7 +646,7 @@ func TestCompeteFollowsAPeersVerdict(t *testing.T) {
 	}
 	now := t0.Add(500 * time.Millisecond)
 	s := open()
-	if !s.peerWentOff(0, n) {
+	if _, off := s.rejoin(now, 0, n); !off {
 		t.Fatal("a peer that dropped its bound in a group of unchanged size: not seen")
 	}
 	if why := s.follow(now, cp, 0.2); why == "" {
@@ -656,7 +655,7 @@ func TestCompeteFollowsAPeersVerdict(t *testing.T) {
 	if off, _ := s.off(now); !off {
 		t.Error("followed, but not off")
 	}
-	if s := open(); s.peerWentOff(0, n-1) {
+	if _, off := open().rejoin(now, 0, n-1); off {
 		t.Error("a peer that left the group counted as a verdict")
 	}
 	owned := open()
