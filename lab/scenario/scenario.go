@@ -746,11 +746,13 @@ func (s *Scenario) validateAgentOn(add func(string, ...any)) {
 		add("agent.on %q: want %q (an agent on each managed terminal) or %q (one on the server, for downloads)", s.Agent.On, AgentOnTerminals, AgentOnServer)
 		return
 	}
-	down := s.Traffic.Direction == "down"
+	down := len(s.Terminals.Groups) > 0 || s.Traffic.Direction == "down"
 	for _, g := range s.Terminals.Groups {
-		if g.Direction == "up" || (g.Direction == "" && !down) {
-			down = false
+		dir := g.Direction // a group's own, else traffic.direction (buildRun)
+		if dir == "" {
+			dir = s.Traffic.Direction
 		}
+		down = down && dir == "down"
 	}
 	if !down {
 		add("agent.on = %q bounds what the server sends: every terminal must download (set traffic.direction = \"down\" and no group direction = \"up\")", AgentOnServer)

@@ -339,6 +339,12 @@ func TestExpandServerAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Every group downloading by its own direction is enough, whatever
+	// traffic.direction says.
+	groups := strings.Replace(minimal, "count = 3", "", 1) + "[agent]\non = \"server\"\n[[terminals.group]]\ncount = 2\ndirection = \"down\"\n"
+	if _, err := Parse([]byte(groups)); err != nil {
+		t.Errorf("agent on the server, every group downloading: %v", err)
+	}
 	for _, r := range runs {
 		wantServer := r.Mode.Kind == KindPolicy
 		if r.ServerAgent != wantServer {
