@@ -380,7 +380,7 @@ func (c *coop) observeProbe(now time.Time, g group, mss, sized float64, update b
 // and done = true.
 func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float64) (Decision, bool) {
 	cp := c.p.Coop
-	back, peerOff := c.comp.rejoin(now, g.boundedPeers(), len(g.terms))
+	back := c.comp.rejoin(now, g.boundedPeers())
 	if off, why := c.comp.off(now); off {
 		return Decision{Reason: fmt.Sprintf("%s; now ratio %.2f", why, g.ratio())}, true
 	}
@@ -401,12 +401,6 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 		effective = max(c.capacity, floorWin/sized)
 	}
 	c.comp.see(g.medium)
-	if peerOff {
-		if why := c.comp.follow(now, cp, g.d); why != "" {
-			c.capacity = 0
-			return c.restore(gs, why, c.comp.startShare()), true
-		}
-	}
 	if back && c.comp.rejoined(now, g.d, effective) {
 		return Decision{}, false
 	}

@@ -43,7 +43,6 @@ type compete struct {
 	offFor     time.Duration // current off period (0 = OffFor)
 	retriedAt  time.Time     // when the last off period ended
 	bounded    int           // peers with an upper bound in force at the last evaluation
-	terms      int           // terminals in the group at the last evaluation
 }
 
 // Elasticity thresholds of the competitive-mode test.
@@ -66,13 +65,10 @@ func (s *compete) off(now time.Time) (bool, string) {
 }
 
 // rejoin records how many peers have an upper bound in force at this
-// evaluation, in a group of n terminals, and reports whether more do than
-// at the last one (back: peers that came back from competitive mode, or
-// that got their first estimate; their windows are cut from now on, so the
-// group's queue changes by itself) and whether fewer do in a group of
-// unchanged size (wentOff: a peer still heard, with flows, that stopped
-// bounding — its own elasticity test found the queue not the group's; a
-// peer that left changes the group's size and is no such verdict).
+// evaluation and reports whether more do than at the last one (back: peers
+// that came back from competitive mode, or that got their first estimate;
+// their windows are cut from now on, so the group's queue changes by
+// itself).
 //
 // Each agent reaches its verdict on its own, so the group's off periods end
 // seconds apart; a terminal that retried while the others still competed
@@ -82,37 +78,12 @@ func (s *compete) off(now time.Time) (bool, string) {
 // period too, once half of it has passed: the group retries together. The
 // half bounds what a peer can do by flapping its status — it can shorten an
 // off period, never keep coop from competing for half of it.
-func (s *compete) rejoin(now time.Time, bounded, n int) (back, wentOff bool) {
-	back, wentOff = bounded > s.bounded, bounded < s.bounded && n == s.terms
-	s.bounded, s.terms = bounded, n
+func (s *compete) rejoin(now time.Time, bounded int) (back bool) {
+	back, s.bounded = bounded > s.bounded, bounded
 	if back && !s.offUntil.IsZero() && now.Before(s.offUntil) && !now.Before(s.offUntil.Add(-s.offFor/2)) {
 		s.offUntil = now
 	}
-	return back, wentOff
-}
-
-// follow takes a peer's verdict (rejoin's wentOff) for this terminal's own: the
-// peers judge the same queue, so while this terminal's test of it is open
-// and has not found the queue to be the group's (owns), it competes too.
-// Each agent reaches its verdict on its own, seconds apart: beside two
-// CUBIC hosts (lab, coexistence N = 4, 256 ms, 2026-11-25) one coop
-// terminal went off 6.5 s into the run and the other, whose test a queue
-// probe had restarted, stayed bounded at 36–67 segments until 11.5 s while
-// the hosts' windows grew past 400. A peer can thereby make this terminal
-// run plain CUBIC (no bounds) for an off period, which is what doing
-// nothing gives; it cannot push a bound anywhere. Not while this terminal's
-// medium runs slower than the one its estimate was learned on (see, after
-// it): under rate adaptation (testbed2012, 10 coop terminals) one agent's
-// verdict is mostly the medium's slowing, not someone else's queue, and
-// followed it took the whole group off in every run (1–6 own verdicts, the
-// rest followed).
-func (s *compete) follow(now time.Time, cp CoopParams, d float64) string {
-	if s.since.IsZero() || s.owned || s.med.slowedSince(s.medAt) {
-		return ""
-	}
-	off := s.enterOff(now, cp.OffFor)
-	return fmt.Sprintf("coop: competing (no bounds) for %v: a peer of the group stopped bounding (its test found queue not the group's) while this terminal's test of the queue (%v, %v when it began) was open",
-		off, seconds(d), seconds(s.d0))
+	return back
 }
 
 // enterOff starts an off period at now and returns its length: OffFor

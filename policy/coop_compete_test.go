@@ -515,14 +515,14 @@ func TestCompeteRejoin(t *testing.T) {
 	var s compete
 	s.offFor = 30 * time.Second
 	s.offUntil = t0.Add(30 * time.Second) // off since t0
-	s.rejoin(t0, 1, 2)                    // one peer bounded (the count's start)
-	s.rejoin(t0.Add(5*time.Second), 0, 2)
-	if s.rejoin(t0.Add(10*time.Second), 1, 2); !s.offUntil.Equal(t0.Add(30 * time.Second)) {
+	s.rejoin(t0, 1)                       // one peer bounded (the count's start)
+	s.rejoin(t0.Add(5*time.Second), 0)
+	if s.rejoin(t0.Add(10*time.Second), 1); !s.offUntil.Equal(t0.Add(30 * time.Second)) {
 		t.Fatalf("a peer back 10 s into a 30 s off period: off until %v, want 30 s", s.offUntil.Sub(t0))
 	}
-	s.rejoin(t0.Add(12*time.Second), 0, 2)
+	s.rejoin(t0.Add(12*time.Second), 0)
 	at := t0.Add(16 * time.Second)
-	if back, _ := s.rejoin(at, 1, 2); !back || !s.offUntil.Equal(at) {
+	if back := s.rejoin(at, 1); !back || !s.offUntil.Equal(at) {
 		t.Fatalf("a peer back 16 s into a 30 s off period: off until %v, want now (16 s)", s.offUntil.Sub(t0))
 	}
 	if off, _ := s.off(at); off {
@@ -622,58 +622,5 @@ func TestCoopVerdictWaitsForPeersComingBack(t *testing.T) {
 	always, late := verdictAt(0), verdictAt(1.5)
 	if always < 0 || late < 0 || late <= always {
 		t.Fatalf("verdict at %.1f s with the peer bounded throughout, %.1f s with it back at 1.5 s: want a later one", always, late)
-	}
-}
-
-// TestCompeteFollowsAPeersVerdict: a peer of an unchanged group that stops
-// bounding has found the queue not the group's; while this terminal's own
-// test of it is open and has not found it the group's, it competes too
-// (lab, coexistence N = 4: one coop terminal went off at 6.5 s, the other
-// stayed bounded until 11.5 s). Not when the peer left the group, not once
-// the queue has followed the group's windows, not with no test open.
-func TestCompeteFollowsAPeersVerdict(t *testing.T) {
-	cp := CoopParams{}.Defaults()
-	const n, rbar, dStar = 2, 0.256, 0.038
-	floorWin := float64(cp.HiFloor) * 1448 * n
-	open := func() *compete {
-		s := &compete{}
-		s.rejoin(t0, 1, n)
-		s.observe(t0, cp, n, 0.2, dStar, rbar, 1e6, floorWin, rbar+0.2, 1e6)
-		if !s.open() {
-			t.Fatal("no episode at a queue of 200 ms")
-		}
-		return s
-	}
-	now := t0.Add(500 * time.Millisecond)
-	s := open()
-	if _, off := s.rejoin(now, 0, n); !off {
-		t.Fatal("a peer that dropped its bound in a group of unchanged size: not seen")
-	}
-	if why := s.follow(now, cp, 0.2); why == "" {
-		t.Fatal("an open test did not follow the peer's verdict")
-	}
-	if off, _ := s.off(now); !off {
-		t.Error("followed, but not off")
-	}
-	if _, off := open().rejoin(now, 0, n-1); off {
-		t.Error("a peer that left the group counted as a verdict")
-	}
-	owned := open()
-	owned.observe(t0.Add(1500*time.Millisecond), cp, n, 0.2, dStar, rbar, 0.7e6, floorWin, rbar+0.2, 0.7e6) // the cut
-	owned.observe(t0.Add(3*time.Second), cp, n, 0.1, dStar, rbar, 0.7e6, floorWin, rbar+0.1, 0.7e6)         // the queue followed it
-	if why := owned.follow(t0.Add(3500*time.Millisecond), cp, 0.1); why != "" || !owned.owned {
-		t.Errorf("a queue that followed the group's cut: owned %v, followed the peer: %q", owned.owned, why)
-	}
-	var idle compete
-	if why := idle.follow(now, cp, 0.01); why != "" {
-		t.Errorf("no test open: followed the peer: %q", why)
-	}
-	// A medium that slowed (rate adaptation) is not someone else's queue:
-	// the peer's verdict is not followed (the test's own rule, coop_medium.go).
-	slow := open()
-	slow.see(medium{self: 54, median: 54})
-	slow.see(medium{self: 24, median: 30})
-	if why := slow.follow(now, cp, 0.2); why != "" {
-		t.Errorf("the medium slowed from 54 to 24–30 Mbit/s: followed the peer: %q", why)
 	}
 }
