@@ -236,6 +236,7 @@ func (c *coop) Decide(v View) Decision {
 	c.rememberRates(gs, update)
 	self := selfTerminal(gs, cp.Capability)
 	self.use = windowUse(v.Flows, c.last)
+	self.cwnd = bulkWindow(v.Flows)
 	self.link = finiteOr0(v.LinkRate)
 	c.peakRate = max(c.peakRate*0.995, self.rate)
 	g, ok := formGroup(self, peerTerminals(v.Peers))
@@ -401,6 +402,7 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 		effective = max(c.capacity, floorWin/sized)
 	}
 	c.comp.see(g.medium)
+	c.comp.watch(now, g.window, g.d, dStar, g.rbar)
 	if back && c.comp.rejoined(now, g.d, effective) {
 		return Decision{}, false
 	}
@@ -447,6 +449,18 @@ func windowUse(flows []FlowView, last Decision) float64 {
 		return 0
 	}
 	return cwnd / hi
+}
+
+// bulkWindow is the sum of the bulk (not app-limited) flows' cwnds,
+// segments; 0 = none reported.
+func bulkWindow(flows []FlowView) float64 {
+	var w float64
+	for _, f := range flows {
+		if !f.AppLimited {
+			w += float64(f.Cwnd)
+		}
+	}
+	return w
 }
 
 // rememberRates keeps, per destination, a decaying maximum of the per-flow

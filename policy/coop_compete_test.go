@@ -58,10 +58,10 @@ func mixedGroup(t *testing.T, k, m int, base time.Duration) mixedRun {
 			var ps []PeerView
 			for j := range pols { // only the cooperating terminals are heard
 				if j != i {
-					ps = append(ps, PeerView{ActiveFlows: 1, SRTT: base + secs(d), MinRTT: base, DeliveryRate: x[j]})
+					ps = append(ps, PeerView{ActiveFlows: 1, SRTT: base + secs(d), MinRTT: base, DeliveryRate: x[j], Cwnd: uint32(w[j])})
 				}
 			}
-			dec := pols[i].Decide(View{Now: t0.Add(elapsed), Flows: []FlowView{{Dst: dstA, MSS: mss, SRTT: base + secs(d), MinRTT: base, DeliveryRate: x[i]}}, Peers: ps})
+			dec := pols[i].Decide(View{Now: t0.Add(elapsed), Flows: []FlowView{{Dst: dstA, MSS: mss, Cwnd: uint32(w[i]), SRTT: base + secs(d), MinRTT: base, DeliveryRate: x[i]}}, Peers: ps})
 			b := dec.PerDst[dstA]
 			w[i] = lossBased(w[i], d, maxQueue)
 			if dec.Active && b.Hi > 0 {
@@ -622,5 +622,57 @@ func TestCoopVerdictWaitsForPeersComingBack(t *testing.T) {
 	always, late := verdictAt(0), verdictAt(1.5)
 	if always < 0 || late < 0 || late <= always {
 		t.Fatalf("verdict at %.1f s with the peer bounded throughout, %.1f s with it back at 1.5 s: want a later one", always, late)
+	}
+}
+
+// TestCompeteQueueGrowingAtHeldWindows replays the lab's coexistence run
+// (N = 4, 2 coop terminals beside 2 CUBIC hosts, 256 ms, 2026-11-26, rep 6):
+// from 3.5 s the group's windows held at 130–146 segments while the queue
+// grew from 52 to 104 ms. By Little's law that growth is someone else's:
+// the verdict comes at 5.5 s without waiting for the cut (which a queue
+// probe then restarted; the lab's verdict came at 10.5 s). The same queue
+// gives no early verdict with the group's windows growing into it, with a
+// growth under the target, or on a medium whose PHY rate dipped (rate
+// adaptation: the service slowed, testbed2012 in the lab).
+func TestCompeteQueueGrowingAtHeldWindows(t *testing.T) {
+	type tick struct{ ms, w, d, c float64 }
+	trace := []tick{{3500, 146, 0.0518, 762745}, {4000, 146, 0.0627, 690950}, {4500, 142, 0.0826, 644343}, {5000, 142, 0.1005, 585647}, {5500, 130, 0.1035, 534437}}
+	run := func(grow, scale float64, rates func(i int) medium) (string, int) {
+		s, obs := pairObserver()
+		for i, k := range trace {
+			d := 0.0518 + scale*(k.d-0.0518)
+			s.see(rates(i))
+			s.watch(t0.Add(time.Duration(k.ms)*time.Millisecond), k.w+grow*float64(i), d, 0.038, 0.256)
+			if why := obs(int(k.ms), d, k.c); why != "" {
+				return why, int(k.ms)
+			}
+		}
+		return "", 0
+	}
+	steady := func(int) medium { return medium{self: 54, median: 54} }
+	why, at := run(0, 1, steady)
+	if why == "" || !strings.Contains(why, "grew from") {
+		t.Fatalf("queue 52 → 104 ms at held windows: no verdict by 5.5 s (%q)", why)
+	}
+	t.Logf("verdict at %d ms: %s", at, why)
+	if why, at := run(8, 1, steady); why != "" {
+		t.Errorf("windows growing by 8 segments a tick: verdict at %d ms: %q", at, why)
+	}
+	if why, at := run(0, 0.7, steady); why != "" {
+		t.Errorf("the queue scaled to 70 %% (grew by 29 ms over its reference, under the 38 ms target): verdict at %d ms: %q", at, why)
+	}
+	dip := func(i int) medium {
+		if i == 2 {
+			return medium{self: 48, median: 49}
+		}
+		return medium{self: 54, median: 54}
+	}
+	if why, at := run(0, 1, dip); why != "" {
+		t.Errorf("PHY rates dipped 54 → 48–49 Mbit/s: verdict at %d ms: %q", at, why)
+	}
+	var s compete // windows unknown (a peer reports none): no reference
+	s.watch(t0, 0, 0.1, 0.038, 0.256)
+	if !s.held.IsZero() || s.grewAlone(t0.Add(5*time.Second), 0.5, 0.038, 0.256) {
+		t.Error("a reference without the group's windows")
 	}
 }

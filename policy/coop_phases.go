@@ -23,6 +23,8 @@ type terminal struct {
 	// use is the terminal's windows over their upper bounds (cwnd / hi,
 	// summed over its bulk flows); 0 = unknown (no bound, no cwnd).
 	use float64
+	// cwnd is the sum of its bulk flows' windows, segments (0 = unknown).
+	cwnd float64
 	// link is the PHY rate its WLAN interface transmits at, Mbit/s (0 =
 	// unknown).
 	link float64
@@ -46,6 +48,9 @@ type group struct {
 	slack bool
 	// medium: the PHY rates the group transmits at (medium.go).
 	medium medium
+	// window is the sum of the terminals' windows, segments; 0 when a
+	// terminal's is unknown.
+	window float64
 }
 
 // SlackUse is the window use (cwnd over the upper bound) under which a
@@ -102,7 +107,7 @@ func peerTerminals(pvs []PeerView) []terminal {
 		if pv.ActiveFlows <= 0 {
 			continue
 		}
-		t := terminal{base: max(pv.MinRTT, 0), rate: finiteOr0(pv.DeliveryRate), appLimited: pv.AppLimited, capability: finiteOr0(pv.Capability), link: finiteOr0(pv.LinkRate), bounded: pv.Hi > 0}
+		t := terminal{base: max(pv.MinRTT, 0), rate: finiteOr0(pv.DeliveryRate), appLimited: pv.AppLimited, capability: finiteOr0(pv.Capability), link: finiteOr0(pv.LinkRate), bounded: pv.Hi > 0, cwnd: float64(pv.Cwnd)}
 		if pv.Hi > 0 && pv.Cwnd > 0 && pv.ActiveFlows > 0 {
 			t.use = float64(pv.Cwnd) / (float64(pv.Hi) * float64(pv.ActiveFlows))
 		}
@@ -148,6 +153,7 @@ func formGroup(self terminal, peers []terminal) (g group, ok bool) {
 	}
 	g.slack = 2*slack > known
 	g.medium = mediumOf(g.terms)
+	g.window = groupWindow(g.terms)
 	if len(queues) == 0 {
 		return g, false
 	}
@@ -165,6 +171,19 @@ func formGroup(self terminal, peers []terminal) (g group, ok bool) {
 	}
 	g.rbar = sumBase / float64(len(queues))
 	return g, true
+}
+
+// groupWindow is the sum of the terminals' windows (segments), or 0 when
+// one of them is unknown (a peer that reports none).
+func groupWindow(terms []terminal) float64 {
+	var w float64
+	for _, t := range terms {
+		if t.cwnd <= 0 {
+			return 0
+		}
+		w += t.cwnd
+	}
+	return w
 }
 
 // latecomerBase is the base RTT of a path with min RTT base and smoothed RTT
