@@ -300,7 +300,7 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 	if capacity <= 0 || d <= dStar {
 		s.since, s.c0, s.m0 = time.Time{}, 0, 0 // at the target: the reference goes
 		if capacity > 0 {
-			s.medAt = s.med // the medium the group works on at its target
+			s.medAt = s.med.atTarget(s.medAt) // the medium the group works on at its target
 		}
 		return ""
 	}

@@ -63,3 +63,22 @@ func (m medium) slowedSince(m0 medium) bool {
 	fell := func(now, then float64) bool { return then > 0 && now > 0 && now < LinkFall*then }
 	return fell(m.self, m0.self) && fell(m.median, m0.median)
 }
+
+// LinkMemory is the weight per evaluation that the reference medium keeps
+// while the group's queue is at its target (atTarget): about 7 s of
+// half-life at 0.5 s.
+const LinkMemory = 0.95
+
+// atTarget is the reference medium after an evaluation at which the group's
+// queue was at its target: the medium now, or the reference so far decayed
+// by LinkMemory where that is faster. Rate adaptation swings the rates tick
+// to tick (testbed2012's ARF: 46, 39, 43, 32 Mbit/s in four ticks at the
+// target); taken as it was at the last such tick the reference was a dip
+// (32 Mbit/s), the medium's next slowing to 22–31 was not "slower", and one
+// agent's verdict took six coop terminals off (dynamic-2013 quick, lab,
+// 2026-11-26). A medium that stays slower becomes the reference within a
+// few seconds.
+func (m medium) atTarget(ref medium) medium {
+	return medium{self: max(m.self, LinkMemory*ref.self), median: max(m.median, LinkMemory*ref.median)}
+}
+

@@ -104,3 +104,42 @@ func TestMediumOf(t *testing.T) {
 		t.Errorf("median with one low report = %v, want 54", m.median)
 	}
 }
+
+// TestCompeteReferenceMediumIsNotADip replays the lab's testbed2012 run
+// (dynamic-2013 quick, 2026-11-26): at the target the rates went 46, 39, 43,
+// 32 Mbit/s (the group's median 44, 33, 43, 37) in four ticks, then the
+// queue grew while they ran at 22–31. Taken as it was at the last tick at
+// the target (32, 37) the reference made that no slowing, and the verdict
+// took the group off; remembered (atTarget) it is. A medium that stays at
+// 32 for good becomes the reference within seconds.
+func TestCompeteReferenceMediumIsNotADip(t *testing.T) {
+	atTarget := []medium{{46, 44}, {39, 33}, {43, 43}, {32, 37}}
+	episode := func(s *compete, obs func(ms int, d, c float64) string, from int) string {
+		s.see(medium{self: 30, median: 31})
+		obs(from, 0.100, 1e6) // opens
+		obs(from+500, 0.200, 0.7e6)
+		var why string
+		for ms := from + 1000; ms <= from+4000 && why == ""; ms += 500 {
+			why = obs(ms, 0.300, 0.7e6)
+		}
+		return why
+	}
+	s, obs := pairObserver()
+	for i, m := range atTarget {
+		s.see(m)
+		obs(-2000+500*i, 0.030, 1e6)
+	}
+	if why := episode(s, obs, 0); why != "" {
+		t.Errorf("rates 30/31 after 46–32 at the target: switched off (%q); reference %+v", why, s.medAt)
+	}
+	s, obs = pairObserver()
+	s.see(medium{self: 46, median: 44})
+	obs(-20500, 0.030, 1e6)
+	for ms := -20000; ms < 0; ms += 500 {
+		s.see(medium{self: 32, median: 32})
+		obs(ms, 0.030, 1e6)
+	}
+	if why := episode(s, obs, 0); why == "" {
+		t.Errorf("20 s at 32 Mbit/s, then 30/31 and a queue that ignores the cut: no verdict; reference %+v", s.medAt)
+	}
+}
