@@ -81,4 +81,3 @@ const LinkMemory = 0.95
 func (m medium) atTarget(ref medium) medium {
 	return medium{self: max(m.self, LinkMemory*ref.self), median: max(m.median, LinkMemory*ref.median)}
 }
-
