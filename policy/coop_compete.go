@@ -72,10 +72,9 @@ func (s *compete) off(now time.Time) (bool, string) {
 }
 
 // rejoin records how many peers have an upper bound in force at this
-// evaluation and reports whether more do than at the last one (back: peers
-// that came back from competitive mode, or that got their first estimate;
-// their windows are cut from now on, so the group's queue changes by
-// itself).
+// evaluation and reports whether more do than at the last one: peers that
+// came back from competitive mode, or that got their first estimate. Their
+// windows are cut from now on, so the group's queue changes by itself.
 //
 // Each agent reaches its verdict on its own, so the group's off periods end
 // seconds apart; a terminal that retried while the others still competed
@@ -85,8 +84,9 @@ func (s *compete) off(now time.Time) (bool, string) {
 // period too, once half of it has passed: the group retries together. The
 // half bounds what a peer can do by flapping its status — it can shorten an
 // off period, never keep coop from competing for half of it.
-func (s *compete) rejoin(now time.Time, bounded int) (back bool) {
-	back, s.bounded = bounded > s.bounded, bounded
+func (s *compete) rejoin(now time.Time, bounded int) bool {
+	back := bounded > s.bounded
+	s.bounded = bounded
 	if back && !s.offUntil.IsZero() && now.Before(s.offUntil) && !now.Before(s.offUntil.Add(-s.offFor/2)) {
 		s.offUntil = now
 	}
@@ -103,7 +103,7 @@ func (s *compete) enterOff(now time.Time, base time.Duration) time.Duration {
 	if !s.retriedAt.IsZero() { // inelastic again within an off period of the retry
 		s.offFor = min(2*s.offFor, 8*base)
 	}
-	s.offUntil, s.since, s.held = now.Add(s.offFor), time.Time{}, time.Time{}
+	s.offUntil, s.since = now.Add(s.offFor), time.Time{}
 	return s.offFor
 }
 
@@ -203,7 +203,9 @@ func (s *compete) watch(now time.Time, w, d, dStar, rbar float64) {
 // 47–49 Mbit/s — less than the medium check's fifth (observe) — made the
 // queue grow from 40 to 152 ms at held windows, and the verdict took the
 // group off (Jain 0.62–0.80, p95 5.5–6.6 s against 0.90, 0.9 s). A rate that
-// is not known counts as held, as in the medium check.
+// has not been known since the reference counts as held, as in the medium
+// check. (Nothing is watched while coop competes; retry drops the
+// reference.)
 func (s *compete) grewAlone(now time.Time, d, dStar, rbar float64) bool {
 	if s.held.IsZero() || now.Sub(s.held) < seconds(2*(rbar+s.dHeld)) {
 		return false
