@@ -373,7 +373,8 @@ func (c *coop) observeProbe(now time.Time, g group, mss, sized float64, update b
 		d := targetQueue(cp, g, mss, c.capacity, s)
 		return d >= 1.25*now0 || d <= 0.8*now0
 	}
-	return c.probe.observe(cp, now, c.p.EvalInterval, len(g.terms), g.measured, eligible, bites)
+	deep := g.d >= targetQueue(cp, g, mss, c.capacity, c.probe.probeValue(cp, 1))
+	return c.probe.observe(cp, now, c.p.EvalInterval, len(g.terms), g.measured, eligible, deep, bites)
 }
 
 // switchOff runs the elasticity test (coop_compete.go): while competitive

@@ -137,16 +137,17 @@ func (q *queueProbe) probeValue(cp CoopParams, dir int) float64 {
 // observe feeds one periodic evaluation at now (period: the evaluation
 // interval) with the group's size n and delivery (B/s). eligible is false
 // while the group is not at its own working point (capacity not measured,
-// or a queue far above the target: someone else's, or a transient). bites
+// or a queue far above the target: someone else's, or a transient). deep
+// reports whether the queue now is at least an up-probe's (restart). bites
 // reports whether d* with s segments per contender differs enough from d*
 // now to be worth a probe. It returns a note when a probe was judged.
-func (q *queueProbe) observe(cp CoopParams, now time.Time, period time.Duration, n int, delivery float64, eligible bool, bites func(s float64) bool) string {
+func (q *queueProbe) observe(cp CoopParams, now time.Time, period time.Duration, n int, delivery float64, eligible, deep bool, bites func(s float64) bool) string {
 	e, phase, ok := epochAt(now, period)
 	if !ok {
 		return ""
 	}
 	if n != q.n {
-		q.restart(n, e)
+		q.restart(n, e, deep)
 	}
 	if delivery > 0 {
 		if q.smooth == 0 {
@@ -194,9 +195,20 @@ func epochAt(now time.Time, period time.Duration) (e, phase int64, ok bool) {
 	return t / epochLen, t % epochLen, true
 }
 
-// restart drops the samples: the group changed.
-func (q *queueProbe) restart(n int, e int64) {
-	q.n, q.epoch, q.dir, q.decided, q.smooth, q.best, q.triedUp, q.whole = n, e, 0, false, 0, 0, false, false
+// restart drops the samples: the group changed. deep reports whether the
+// queue of this evaluation is at least what an up-probe would ask for. The
+// first call (no group before) comes at the capacity's first measurement,
+// whose delivery is the uncontrolled start's: where the kernel's CUBIC had
+// built that much queue by then, the start was an up-probe at this size,
+// taken for free, and the next up-probe needs evidence (the delivery UpGain
+// below that best) like one after a failed probe. A lone terminal on
+// 802.11g at 4 ms otherwise spent 2.5 s of every run at 2 × its RTT on a
+// probe that could not pay (lab, 2026-11-26). A group that changed size
+// since, or whose start queued less (a gentle ramp, a long path), has no
+// such measurement: its first up-probe needs none.
+func (q *queueProbe) restart(n int, e int64, deep bool) {
+	first := q.n == 0
+	q.n, q.epoch, q.dir, q.decided, q.smooth, q.best, q.triedUp, q.whole = n, e, 0, false, 0, 0, first && deep, false
 	q.base, q.probe, q.tail = nil, nil, nil
 }
 

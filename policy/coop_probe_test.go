@@ -23,21 +23,22 @@ func aggregating(peak, a0, maxA float64) func(segsPerStation float64) float64 {
 // runProbe drives a queueProbe with a medium whose delivery follows the
 // segments per contender the probe asks for (at once: the closed loop is
 // tested in TestCoopAggregationFluid), starting after an uncontrolled start
-// that delivered startup. It returns the learned segments after the given
-// time and how many evaluations ran at a probe's value.
-func runProbe(t *testing.T, medium func(float64) float64, startup float64, start float64, dur time.Duration) (learned float64, probing int) {
+// that delivered startup (at a queue as deep as an up-probe's: deep). It
+// returns the learned segments after the given time and how many
+// evaluations ran at a probe's value.
+func runProbe(t *testing.T, medium func(float64) float64, startup float64, deep bool, start float64, dur time.Duration) (learned float64, probing int) {
 	t.Helper()
 	cp := CoopParams{}.Defaults()
 	q := queueProbe{segs: start}
 	const period = 500 * time.Millisecond
 	bites := func(float64) bool { return true }
-	q.observe(cp, t0, period, 4, startup, false, bites)
+	q.observe(cp, t0, period, 4, startup, false, deep, bites)
 	for now := t0.Add(period); now.Before(t0.Add(dur)); now = now.Add(period) {
 		s := q.current(cp)
 		if s != q.learned(cp) {
 			probing++
 		}
-		q.observe(cp, now, period, 4, medium(s), true, bites)
+		q.observe(cp, now, period, 4, medium(s), true, false, bites)
 		if l := q.learned(cp); l < float64(cp.QueueSegments) || l > ProbeMaxSegments {
 			t.Fatalf("learned %v segments, outside [%d, %d]", l, cp.QueueSegments, ProbeMaxSegments)
 		}
@@ -49,7 +50,7 @@ func TestQueueProbeClimbsToTheAggregationKnee(t *testing.T) {
 	// 802.11ac at 433 Mbit/s: a0 ≈ 200 µs of fixed cost × 54 MB/s / 1448 B
 	// ≈ 8 frames. 2 segments per access deliver 20 % of the peak.
 	medium := aggregating(54e6, 8, 64)
-	learned, _ := runProbe(t, medium, medium(64), 0, 60*time.Second)
+	learned, _ := runProbe(t, medium, medium(64), true, 0, 60*time.Second)
 	if got := medium(learned) / medium(64); got < 0.8 {
 		t.Errorf("learned %v segments per contender: %.0f %% of full aggregates' delivery, want >= 80 %%", learned, 100*got)
 	}
@@ -57,12 +58,25 @@ func TestQueueProbeClimbsToTheAggregationKnee(t *testing.T) {
 
 func TestQueueProbeStaysWhereQueueGainsNothing(t *testing.T) {
 	// 802.11g: one frame per access, the delivery does not depend on the
-	// queue. coop delivers what the uncontrolled start did: one up-probe
-	// (probeEnd evaluations), rejected, and no other in 120 s.
+	// queue. coop delivers what the uncontrolled start did. A start that
+	// queued as deep as an up-probe was that probe: none in 120 s. One that
+	// queued less was none: one up-probe (probeEnd evaluations), rejected,
+	// and no other.
 	flat := func(float64) float64 { return 3e6 }
-	learned, probing := runProbe(t, flat, 3e6, 0, 120*time.Second)
-	if learned != 2 || probing > probeEnd {
-		t.Errorf("flat medium: learned %v segments, %d evaluations probing; want 2 and <= %d", learned, probing, probeEnd)
+	for _, c := range []struct {
+		deep bool
+		max  int
+	}{{true, 0}, {false, probeEnd}} {
+		learned, probing := runProbe(t, flat, 3e6, c.deep, 0, 120*time.Second)
+		if learned != 2 || probing > c.max {
+			t.Errorf("flat medium, deep start %v: learned %v segments, %d evaluations probing; want 2 and <= %d", c.deep, learned, probing, c.max)
+		}
+	}
+	// An aggregating medium whose start queued as deep delivered more than
+	// two segments per contender do: that is the evidence, and it climbs.
+	medium := aggregating(54e6, 8, 64)
+	if learned, _ := runProbe(t, medium, medium(64), true, 0, 60*time.Second); learned < 32 {
+		t.Errorf("aggregating medium after a deep start: learned %v segments, want >= 32", learned)
 	}
 }
 
@@ -71,13 +85,13 @@ func TestQueueProbeDescendsWhenQueueCostsThroughput(t *testing.T) {
 	// collisions of backlogged stations for a bad channel): from 64 segments
 	// the down-probes are adopted while they cost nothing.
 	medium := func(s float64) float64 { return 3e6 / (1 + s/64) }
-	learned, _ := runProbe(t, medium, 3e6, 64, 60*time.Second)
+	learned, _ := runProbe(t, medium, 3e6, true, 64, 60*time.Second)
 	if learned > 8 {
 		t.Errorf("learned %v segments, want the down-probes to reach <= 8", learned)
 	}
 	// A flat medium from too much queue: down-probes cost nothing either.
 	flat := func(float64) float64 { return 3e6 }
-	if learned, _ := runProbe(t, flat, 3e6, 64, 60*time.Second); learned > 4 {
+	if learned, _ := runProbe(t, flat, 3e6, true, 64, 60*time.Second); learned > 4 {
 		t.Errorf("flat medium from 64 segments: learned %v, want the down-probes to reach <= 4", learned)
 	}
 }
@@ -87,7 +101,7 @@ func TestQueueProbeBacksOff(t *testing.T) {
 	// the start (20 % above) keeps inviting up-probes, which fail; they must
 	// back off to at most one epoch in ProbeMaxWait+1 after the first ones.
 	flat := func(float64) float64 { return 3e6 }
-	_, probing := runProbe(t, flat, 3.6e6, 0, 120*time.Second)
+	_, probing := runProbe(t, flat, 3.6e6, true, 0, 120*time.Second)
 	// 240 evaluations; a probe is probeEnd evaluations. Waits 0,1,2,4,8,…
 	// epochs after failures: probes at epochs 1,2,4,7,12,21 → at most 6
 	// probes, and the best decays (half-life 35 s) below the 5 % gain in
@@ -103,13 +117,13 @@ func TestQueueProbeVoidedAndRestarted(t *testing.T) {
 	bites := func(float64) bool { return true }
 	medium := aggregating(54e6, 8, 64)
 	var q queueProbe
-	q.observe(cp, t0, period, 4, medium(64), false, bites)
+	q.observe(cp, t0, period, 4, medium(64), false, true, bites)
 	now := t0
 	for i := 0; i < 40; i++ {
 		now = now.Add(period)
 		// Every fourth evaluation is not at the group's working point:
 		// every epoch has one, so no probe is ever judged.
-		q.observe(cp, now, period, 4, medium(q.current(cp)), i%4 != 3, bites)
+		q.observe(cp, now, period, 4, medium(q.current(cp)), i%4 != 3, false, bites)
 	}
 	if l := q.learned(cp); l != 2 {
 		t.Errorf("with every epoch voided: learned %v, want 2", l)
@@ -117,7 +131,7 @@ func TestQueueProbeVoidedAndRestarted(t *testing.T) {
 	// A group whose size changes every evaluation never has a baseline.
 	for i := 0; i < 40; i++ {
 		now = now.Add(period)
-		q.observe(cp, now, period, 4+i%2, medium(q.current(cp)), true, bites)
+		q.observe(cp, now, period, 4+i%2, medium(q.current(cp)), true, false, bites)
 		if q.current(cp) != q.learned(cp) {
 			t.Fatalf("probing while the group changes size every evaluation")
 		}
