@@ -351,7 +351,13 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 	// The queue answers a cut two round trips after it (the windows take
 	// one, the RTT samples another), however early in the episode it came.
 	cutSettled := cut && now.Sub(s.cutAt) >= settle
-	grew := s.grewAlone(now, d, dStar, rbar)
+	// The held-windows verdict waits OffAfter into the episode too: in a
+	// group's first second its members may not have heard each other yet,
+	// and a queue that grows at this terminal's held windows may be a peer's
+	// slow start (lab, tiny preset, 2 coop terminals at 4 ms, 2026-11-26:
+	// one terminal, no peer heard yet, gave the verdict 0.5 s after its
+	// first estimate, and the other followed it off by the cut test).
+	grew := now.Sub(s.since) >= cp.OffAfter && s.grewAlone(now, d, dStar, rbar)
 	if !grew && (now.Sub(s.since) < wait || !(cutSettled || atFloor)) {
 		return ""
 	}

@@ -670,6 +670,29 @@ func TestCompeteQueueGrowingAtHeldWindows(t *testing.T) {
 	if why, at := run(0, 1, dip); why != "" {
 		t.Errorf("PHY rates dipped 54 → 48–49 Mbit/s: verdict at %d ms: %q", at, why)
 	}
+	// Within OffAfter of the episode's start no verdict, however the queue
+	// grew: the group may still be forming (a peer not heard yet whose slow
+	// start grows the queue). The tiny preset's start-up: the first
+	// estimate at 40 ms of queue and 58 segments, 53 ms half a second
+	// later.
+	{
+		cp := CoopParams{}.Defaults()
+		const rbar, dStar = 0.0042, 0.004
+		var s compete
+		for i, d := range []float64{0.040, 0.045, 0.053} {
+			now := t0.Add(time.Duration(i) * 250 * time.Millisecond)
+			s.see(steady(0))
+			s.watch(now, 58, d, dStar, rbar)
+			if why := s.observe(now, cp, 1, d, dStar, rbar, 1.6e6, float64(cp.HiFloor)*1448, rbar+d, 1.6e6); why != "" {
+				t.Errorf("verdict %v into the episode, before OffAfter (%v): %q", now.Sub(t0), cp.OffAfter, why)
+			}
+		}
+		now := t0.Add(cp.OffAfter)
+		if why := s.observe(now, cp, 1, 0.060, dStar, rbar, 1.6e6, float64(cp.HiFloor)*1448, rbar+0.060, 1.6e6); !strings.Contains(why, "grew from") {
+			t.Errorf("queue still growing at held windows OffAfter into the episode: %q, want the verdict", why)
+		}
+	}
+
 	var s compete // windows unknown (a peer reports none): no reference
 	s.watch(t0, 0, 0.1, 0.038, 0.256)
 	if !s.held.IsZero() || s.grewAlone(t0.Add(5*time.Second), 0.5, 0.038, 0.256) {
