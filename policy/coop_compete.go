@@ -50,6 +50,10 @@ type compete struct {
 	held            time.Time
 	wHeld, dHeld    float64
 	medHeld, medLow medium
+	// formed is when the group, above its target with an estimate, was
+	// first seen at its present size nFormed (observe).
+	formed  time.Time
+	nFormed int
 }
 
 // Elasticity thresholds of the competitive-mode test.
@@ -306,6 +310,9 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 		}
 		return ""
 	}
+	if n != s.nFormed || s.formed.IsZero() {
+		s.nFormed, s.formed = n, now
+	}
 	if s.since.IsZero() && n == s.n0 && s.c0 > 0 {
 		s.resume(now, d, capacity) // closed by a new target or a probe, not by reaching it
 		return ""
@@ -351,13 +358,15 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 	// The queue answers a cut two round trips after it (the windows take
 	// one, the RTT samples another), however early in the episode it came.
 	cutSettled := cut && now.Sub(s.cutAt) >= settle
-	// The held-windows verdict waits OffAfter into the episode too: in a
-	// group's first second its members may not have heard each other yet,
-	// and a queue that grows at this terminal's held windows may be a peer's
-	// slow start (lab, tiny preset, 2 coop terminals at 4 ms, 2026-11-26:
-	// one terminal, no peer heard yet, gave the verdict 0.5 s after its
-	// first estimate, and the other followed it off by the cut test).
-	grew := now.Sub(s.since) >= cp.OffAfter && s.grewAlone(now, d, dStar, rbar)
+	// The held-windows verdict waits until the group has had its present
+	// size for OffAfter: in a group's first second its members may not have
+	// heard each other yet, and a queue that grows at this terminal's held
+	// windows may be a peer's slow start (lab, tiny preset, 2 coop
+	// terminals at 4 ms, 2026-11-26: one terminal, no peer heard yet, gave
+	// the verdict 0.5 s after its first estimate, and the other followed it
+	// off by the cut test). Not OffAfter into the episode: an episode that
+	// resumes after every cut would never give it.
+	grew := now.Sub(s.formed) >= cp.OffAfter && s.grewAlone(now, d, dStar, rbar)
 	if !grew && (now.Sub(s.since) < wait || !(cutSettled || atFloor)) {
 		return ""
 	}
