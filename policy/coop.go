@@ -64,6 +64,12 @@ type CoopParams struct {
 	// WeightByCapability shares capacity in proportion to each terminal's
 	// capability (papers/003's weighted fairness) instead of equally.
 	WeightByCapability bool `toml:"weight_by_capability" json:"weight_by_capability,omitempty"`
+	// WeightByLinkRate shares capacity in proportion to each terminal's
+	// PHY rate (airtime fairness: every terminal gets the same share of
+	// the medium's time, not of its bytes; Heusse et al., INFOCOM 2003,
+	// the 802.11 performance anomaly). Used only when every terminal's rate
+	// is known; WeightByCapability takes precedence.
+	WeightByLinkRate bool `toml:"weight_by_link_rate" json:"weight_by_link_rate,omitempty"`
 	// DisableSoloFloor turns off the lower bound set when no peer is heard.
 	DisableSoloFloor bool `toml:"disable_solo_floor" json:"disable_solo_floor,omitempty"`
 	// OffRatio, OffAfter, OffFor: competitive mode (coop_compete.go). When

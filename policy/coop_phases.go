@@ -265,20 +265,25 @@ func nextCapacity(cp CoopParams, g group, c, dStar, mss, hold float64, lift bool
 	return max(c, g.n()*mss, hold), gain
 }
 
-// terminalShare is this terminal's share of the capacity by weighted max-min.
+// terminalShare is this terminal's share of the capacity by weighted max-min
+// (equal weights, or capabilities, or PHY rates: CoopParams).
 // The bound is a cap, not an allocation: this terminal (terms[0]) always
 // counts as unlimited, so an app-limited flow of ours may still grow to its
 // fair share; the peers count with their demands.
 func terminalShare(cp CoopParams, terms []terminal, capacity float64) float64 {
 	demands := make([]float64, len(terms))
 	weights := make([]float64, len(terms))
-	meanCap, nCap := 0.0, 0
+	meanCap, nCap, nLink := 0.0, 0, 0
 	for _, t := range terms {
 		if t.capability > 0 {
 			meanCap += t.capability
 			nCap++
 		}
+		if t.link > 0 {
+			nLink++
+		}
 	}
+	airtime := cp.WeightByLinkRate && !cp.WeightByCapability && nLink == len(terms)
 	if nCap > 0 {
 		meanCap /= float64(nCap)
 	}
@@ -288,6 +293,9 @@ func terminalShare(cp CoopParams, terms []terminal, capacity float64) float64 {
 			demands[i] = t.rate * (1 + cp.Headroom)
 		}
 		weights[i] = 1
+		if airtime {
+			weights[i] = t.link
+		}
 		if cp.WeightByCapability {
 			switch {
 			case t.capability > 0:

@@ -306,6 +306,28 @@ func TestCoopWeightByCapability(t *testing.T) {
 	}
 }
 
+// Airtime weights: a 433 Mbit/s terminal beside a 65 Mbit/s one gets
+// 433/498 of the capacity; with a rate unknown the shares stay equal.
+func TestCoopWeightByLinkRate(t *testing.T) {
+	base, q := 4*time.Millisecond, 20*time.Millisecond
+	share := func(self, peer float64) float64 {
+		c := newCoopT(t, Params{Coop: CoopParams{WeightByLinkRate: true}})
+		p := inflatedPeer(base, q, 2e6)
+		p.LinkRate = peer
+		c.Decide(View{Now: t0, LinkRate: self, Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: base + q, MinRTT: base, DeliveryRate: 2e6}}, Peers: []PeerView{p}})
+		return c.targets[dstA]
+	}
+	if got, want := share(433, 65), 4e6*433/498; math.Abs(got-want) > 1 {
+		t.Errorf("433 Mbit/s beside 65: share %v, want %v", got, want)
+	}
+	if got, want := share(65, 433), 4e6*65/498; math.Abs(got-want) > 1 {
+		t.Errorf("65 Mbit/s beside 433: share %v, want %v", got, want)
+	}
+	if got := share(433, 0); math.Abs(got-2e6) > 1 {
+		t.Errorf("peer's rate unknown: share %v, want half of 4e6", got)
+	}
+}
+
 // TestCoopConvergesInFluidModel closes the loop: n terminals with different
 // base RTTs share a bottleneck of capacity c0 (fluid model: the queueing delay
 // d solves Σ Wᵢ/(Rᵢ + d) = c0 when the windows exceed the path), each runs
