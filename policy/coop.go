@@ -214,8 +214,11 @@ type coop struct {
 	comp     compete
 	peakRate float64
 	// probe learns the queue per contender the medium needs
-	// (coop_probe.go).
-	probe queueProbe
+	// (coop_probe.go); probeWindow is the group's window sum at the first
+	// evaluation of epoch probeEpoch's probe phase (groupProbing).
+	probe       queueProbe
+	probeEpoch  int64
+	probeWindow float64
 }
 
 func newCoop(p Params) *coop {
@@ -409,6 +412,10 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 		effective = max(c.capacity, floorWin/sized)
 	}
 	c.comp.see(g.medium)
+	if c.groupProbing(now, g, mss) {
+		c.comp.pause()
+		return Decision{}, false
+	}
 	c.comp.watch(now, g.window, g.d, dStar, g.rbar)
 	if back && c.comp.rejoined(now, g.d, effective) {
 		return Decision{}, false
@@ -418,6 +425,36 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 		return c.restore(gs, why, c.comp.startShare()), true
 	}
 	return Decision{}, false
+}
+
+// groupProbing reports whether the group's queue is being raised by a
+// queue probe at now: in an epoch's first probeAgree evaluations (its probe
+// and the evaluations until every terminal has taken the majority's verdict,
+// coop_probe.go), on a path where an up-probe moves the target, an epoch
+// that began at the group's working point, the group's windows (Σ cwnd,
+// own and reported) have risen by more than a quarter since the epoch's
+// first evaluation. The elasticity test then pauses: the queue moves on
+// purpose, and a peer that probes when this terminal does not (their
+// schedules apart after different verdicts) raises it under this
+// terminal's test — lab, heterogeneous 100 Mbit/s on the 16-core machine,
+// 2026-11-26: three terminals probed 16 → 64 segments (windows 29 → 90),
+// the fourth took the queue they built (10 → 31 ms) for someone else's and
+// switched off, and the others followed it off (2 of 3 runs). Hosts
+// without coopcc raise the queue without the group's windows: the test
+// goes on. Unknown windows (a peer that reports none): no pause.
+func (c *coop) groupProbing(now time.Time, g group, mss float64) bool {
+	cp := c.p.Coop
+	e, phase, ok := epochAt(now, c.p.EvalInterval)
+	if !ok || cp.DisableQueueProbe || c.capacity <= 0 || g.window <= 0 || !c.probe.atWorkingPoint() ||
+		phase >= probeAgree*int64(c.p.EvalInterval) {
+		return false
+	}
+	if e != c.probeEpoch || c.probeWindow <= 0 {
+		c.probeEpoch, c.probeWindow = e, g.window
+	}
+	now0 := targetQueue(cp, g, mss, c.capacity, c.probe.learned(cp))
+	bites := targetQueue(cp, g, mss, c.capacity, c.probe.probeValue(cp, 1)) >= 1.25*now0
+	return bites && g.window > (1/InelasticQueue)*c.probeWindow
 }
 
 // windowQueue is the queueing delay (s) the windows are sized for: the

@@ -134,6 +134,11 @@ func (s *compete) startedAt(now time.Time) bool { return !s.since.IsZero() && s.
 // the target opens a new one); the off state is kept.
 func (s *compete) restartEpisode() { s.since = time.Time{} }
 
+// pause closes the open episode and drops the held-windows reference: the
+// group's queue is being moved on purpose (a queue probe), and neither the
+// cut test nor the held-windows rule may judge it.
+func (s *compete) pause() { s.since, s.held = time.Time{}, time.Time{} }
+
 // begin opens an episode at now unless one is open.
 func (s *compete) begin(now time.Time, n int, d, capacity, measured float64) {
 	if s.since.IsZero() {

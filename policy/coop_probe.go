@@ -119,6 +119,14 @@ func (q *queueProbe) current(cp CoopParams) float64 {
 	return s
 }
 
+// atWorkingPoint reports whether this epoch may hold a probe: one is in
+// force, or the epoch began at the group's working point with a baseline to
+// judge one against (a peer's probe raises the queue above the span that
+// voids this terminal's own: that does not count).
+func (q *queueProbe) atWorkingPoint() bool {
+	return q.dir != 0 || len(q.base) > 0
+}
+
 // probing reports whether a probe's value is in force.
 func (q *queueProbe) probing(cp CoopParams) bool { return q.current(cp) != q.learned(cp) }
 

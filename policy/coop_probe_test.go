@@ -320,3 +320,49 @@ func TestQueueProbeAgreeSyncsTheSchedule(t *testing.T) {
 		t.Errorf("after the group's rejection: %+v, want 8 segments, next down, up tried", q)
 	}
 }
+
+// While the group probes (in an epoch's first probeAgree evaluations, at
+// the working point, on a path where a probe moves the target, the group's
+// windows risen by more than a quarter) the elasticity test pauses: a
+// terminal that does not probe while its peers do sees their queue rise and
+// must not take it for someone else's (lab, heterogeneous 100 Mbit/s,
+// 2026-11-26). The same trace with the probe disabled (so never paused)
+// gets the verdict: the test can see it.
+func TestCoopPausesTheElasticityTestWhileTheGroupProbes(t *testing.T) {
+	base := 4 * time.Millisecond
+	run := func(p Params) (verdicts int) {
+		c := newCoopT(t, p)
+		view := func(now time.Time, q time.Duration, peerCwnd uint32) View {
+			v := View{Now: now, Flows: []FlowView{{Dst: dstA, MSS: 1448, Cwnd: 30, SRTT: base + q, MinRTT: base, DeliveryRate: 0.75e6}}}
+			for range 3 {
+				v.Peers = append(v.Peers, PeerView{ActiveFlows: 1, SRTT: base + q, MinRTT: base, DeliveryRate: 0.75e6, Cwnd: peerCwnd, Hi: peerCwnd})
+			}
+			return v
+		}
+		now := t0 // an epoch boundary (epochs are 5 s of wall clock)
+		step := func(q time.Duration, peerCwnd uint32) {
+			if strings.Contains(c.Decide(view(now, q, peerCwnd)).Reason, "competing (no bounds) for") {
+				verdicts++
+			}
+			now = now.Add(500 * time.Millisecond)
+		}
+		step(20*time.Millisecond, 30) // the first estimate, from the uncontrolled start's queue
+		for now.Before(t0.Add(15 * time.Second)) {
+			step(4*time.Millisecond, 30) // at the working point: a baseline, no probe of its own
+		}
+		step(4*time.Millisecond, 30)
+		for i := 0; i < 6; i++ {
+			step(30*time.Millisecond, 90) // the peers' up-probe: their windows and their queue
+		}
+		for now.Before(t0.Add(30 * time.Second)) {
+			step(4*time.Millisecond, 30)
+		}
+		return verdicts
+	}
+	if n := run(Params{}); n != 0 {
+		t.Errorf("%d verdicts while the peers probed", n)
+	}
+	if n := run(Params{Coop: CoopParams{DisableQueueProbe: true}}); n == 0 {
+		t.Errorf("with the probe off the same queue gave no verdict: the test does not exercise the pause")
+	}
+}
