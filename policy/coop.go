@@ -412,11 +412,14 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 		effective = max(c.capacity, floorWin/sized)
 	}
 	c.comp.see(g.medium)
-	if c.groupProbing(now, g, mss) {
+	if probing, rose := c.groupProbing(now, g, mss); rose {
 		c.comp.pause()
 		return Decision{}, false
+	} else if probing {
+		c.comp.dropHeld()
+	} else {
+		c.comp.watch(now, g.window, g.d, dStar, g.rbar)
 	}
-	c.comp.watch(now, g.window, g.d, dStar, g.rbar)
 	if back && c.comp.rejoined(now, g.d, effective) {
 		return Decision{}, false
 	}
@@ -427,34 +430,40 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 	return Decision{}, false
 }
 
-// groupProbing reports whether the group's queue is being raised by a
-// queue probe at now: in an epoch's first probeAgree evaluations (its probe
-// and the evaluations until every terminal has taken the majority's verdict,
-// coop_probe.go), on a path where an up-probe moves the target, an epoch
-// that began at the group's working point, the group's windows (Σ cwnd,
-// own and reported) have risen by more than a quarter since the epoch's
-// first evaluation. The elasticity test then pauses: the queue moves on
-// purpose, and a peer that probes when this terminal does not (their
-// schedules apart after different verdicts) raises it under this
-// terminal's test — lab, heterogeneous 100 Mbit/s on the 16-core machine,
-// 2026-11-26: three terminals probed 16 → 64 segments (windows 29 → 90),
-// the fourth took the queue they built (10 → 31 ms) for someone else's and
-// switched off, and the others followed it off (2 of 3 runs). Hosts
-// without coopcc raise the queue without the group's windows: the test
-// goes on. Unknown windows (a peer that reports none): no pause.
-func (c *coop) groupProbing(now time.Time, g group, mss float64) bool {
+// groupProbing reports whether a queue probe of the group may be running at
+// now (probing: an epoch's first probeAgree evaluations — its probe and the
+// evaluations until every terminal has taken the majority's verdict,
+// coop_probe.go — on a path where an up-probe moves the target, in an epoch
+// that began at the group's working point) and whether the group's windows
+// (Σ cwnd, own and reported) have risen by more than a quarter since the
+// epoch's first evaluation (rose). Then the queue moves on purpose: a peer
+// that probes when this terminal does not (their schedules apart after
+// different verdicts) raises it under this terminal's test — lab,
+// heterogeneous 100 Mbit/s on the 16-core machine, 2026-11-26: three
+// terminals probed 16 → 64 segments (windows 29 → 90), the fourth took the
+// queue they built (10 → 31 ms) for someone else's and switched off, and
+// the others followed it off (2 of 3 runs). While the windows have risen
+// the elasticity test pauses; while a probe may run the held-windows rule
+// does (the peers' windows are reported a status interval after their queue
+// shows: at 1 Gbit/s one terminal gave that verdict 0.1 s into a probe).
+// Hosts without coopcc raise the queue without the group's windows, and
+// void the epoch's probe: the test goes on. Unknown windows (a peer that
+// reports none) never count as risen.
+func (c *coop) groupProbing(now time.Time, g group, mss float64) (probing, rose bool) {
 	cp := c.p.Coop
 	e, phase, ok := epochAt(now, c.p.EvalInterval)
-	if !ok || cp.DisableQueueProbe || c.capacity <= 0 || g.window <= 0 || !c.probe.atWorkingPoint() ||
+	if !ok || cp.DisableQueueProbe || c.capacity <= 0 || !c.probe.atWorkingPoint() ||
 		phase >= probeAgree*int64(c.p.EvalInterval) {
-		return false
+		return false, false
+	}
+	now0 := targetQueue(cp, g, mss, c.capacity, c.probe.learned(cp))
+	if targetQueue(cp, g, mss, c.capacity, c.probe.probeValue(cp, 1)) < 1.25*now0 {
+		return false, false
 	}
 	if e != c.probeEpoch || c.probeWindow <= 0 {
 		c.probeEpoch, c.probeWindow = e, g.window
 	}
-	now0 := targetQueue(cp, g, mss, c.capacity, c.probe.learned(cp))
-	bites := targetQueue(cp, g, mss, c.capacity, c.probe.probeValue(cp, 1)) >= 1.25*now0
-	return bites && g.window > (1/InelasticQueue)*c.probeWindow
+	return true, g.window > 0 && g.window > (1/InelasticQueue)*c.probeWindow
 }
 
 // windowQueue is the queueing delay (s) the windows are sized for: the

@@ -139,6 +139,11 @@ func (s *compete) restartEpisode() { s.since = time.Time{} }
 // cut test nor the held-windows rule may judge it.
 func (s *compete) pause() { s.since, s.held = time.Time{}, time.Time{} }
 
+// dropHeld drops the held-windows reference: the group's windows may be
+// rising unseen (a probe whose windows are reported late), so the rule may
+// not judge; watch takes a new reference when called again.
+func (s *compete) dropHeld() { s.held = time.Time{} }
+
 // begin opens an episode at now unless one is open.
 func (s *compete) begin(now time.Time, n int, d, capacity, measured float64) {
 	if s.since.IsZero() {

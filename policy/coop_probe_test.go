@@ -330,7 +330,19 @@ func TestQueueProbeAgreeSyncsTheSchedule(t *testing.T) {
 // gets the verdict: the test can see it.
 func TestCoopPausesTheElasticityTestWhileTheGroupProbes(t *testing.T) {
 	base := 4 * time.Millisecond
-	run := func(p Params) (verdicts int) {
+	type tick struct {
+		q        time.Duration
+		peerCwnd uint32
+	}
+	// The peers' up-probe: their windows and their queue for 3.5 s.
+	probe := []tick{{4 * time.Millisecond, 30}}
+	for range 6 {
+		probe = append(probe, tick{30 * time.Millisecond, 90})
+	}
+	// The same probe with the peers' windows not reported yet (a status
+	// interval late): the queue grows at windows that look held.
+	unseen := []tick{{8 * time.Millisecond, 30}, {30 * time.Millisecond, 30}, {30 * time.Millisecond, 30}}
+	run := func(p Params, during []tick) (verdicts int) {
 		c := newCoopT(t, p)
 		view := func(now time.Time, q time.Duration, peerCwnd uint32) View {
 			v := View{Now: now, Flows: []FlowView{{Dst: dstA, MSS: 1448, Cwnd: 30, SRTT: base + q, MinRTT: base, DeliveryRate: 0.75e6}}}
@@ -350,19 +362,20 @@ func TestCoopPausesTheElasticityTestWhileTheGroupProbes(t *testing.T) {
 		for now.Before(t0.Add(15 * time.Second)) {
 			step(4*time.Millisecond, 30) // at the working point: a baseline, no probe of its own
 		}
-		step(4*time.Millisecond, 30)
-		for i := 0; i < 6; i++ {
-			step(30*time.Millisecond, 90) // the peers' up-probe: their windows and their queue
+		for _, k := range during {
+			step(k.q, k.peerCwnd)
 		}
 		for now.Before(t0.Add(30 * time.Second)) {
 			step(4*time.Millisecond, 30)
 		}
 		return verdicts
 	}
-	if n := run(Params{}); n != 0 {
-		t.Errorf("%d verdicts while the peers probed", n)
-	}
-	if n := run(Params{Coop: CoopParams{DisableQueueProbe: true}}); n == 0 {
-		t.Errorf("with the probe off the same queue gave no verdict: the test does not exercise the pause")
+	for name, during := range map[string][]tick{"windows seen": probe, "windows not yet seen": unseen} {
+		if n := run(Params{}, during); n != 0 {
+			t.Errorf("%s: %d verdicts while the peers probed", name, n)
+		}
+		if n := run(Params{Coop: CoopParams{DisableQueueProbe: true}}, during); n == 0 {
+			t.Errorf("%s: with the probe off the same queue gave no verdict: the test does not exercise the pause", name)
+		}
 	}
 }
