@@ -131,7 +131,7 @@ func RunScenario(ctx context.Context, s *scenario.Scenario, cfg RunnerConfig) (*
 		}
 		lock, err := pidlock.Acquire(cfg.Lock, cfg.Wait)
 		if errors.Is(err, pidlock.ErrHeld) {
-			return nil, fmt.Errorf("another lab run is in progress %v: two at once overload the emulator and invalidate each other's runs; wait for it to finish or pass --wait", strings.TrimPrefix(err.Error(), pidlock.ErrHeld.Error()+" "))
+			return nil, fmt.Errorf("another lab run is in progress %v: two at once overload the emulator of a small machine and invalidate each other's runs; wait for it to finish or pass --wait (on a machine with cores for several emulators, give each run its own --lock)", strings.TrimPrefix(err.Error(), pidlock.ErrHeld.Error()+" "))
 		}
 		if err != nil {
 			return nil, err

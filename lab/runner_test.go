@@ -232,8 +232,8 @@ func TestSecondEmulatorRunRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = RunScenario(context.Background(), s, RunnerConfig{Out: t.TempDir(), Backend: testbed.BackendEmu, Coopcc: "/bin/true", Lock: lockPath})
-	if err == nil || !strings.Contains(err.Error(), "another lab run is in progress") || !strings.Contains(err.Error(), "--wait") {
-		t.Fatalf("error %v, want a refusal that names --wait", err)
+	if err == nil || !strings.Contains(err.Error(), "another lab run is in progress") || !strings.Contains(err.Error(), "--wait") || !strings.Contains(err.Error(), "--lock") {
+		t.Fatalf("error %v, want a refusal that names --wait and --lock", err)
 	}
 }
 
