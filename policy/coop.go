@@ -377,13 +377,20 @@ func (c *coop) observeProbe(now time.Time, g group, mss, sized float64, update b
 		return ""
 	}
 	eligible := c.capacity > 0 && (g.d <= probeQueueSpan*cp.OffRatio*sized || c.comp.owns(g.d))
-	now0 := targetQueue(cp, g, mss, c.capacity, c.probe.learned(cp))
-	bites := func(s float64) bool {
-		d := targetQueue(cp, g, mss, c.capacity, s)
-		return d >= 1.25*now0 || d <= 0.8*now0
-	}
+	bites := func(s float64) bool { return c.probeMoves(g, mss, s) }
 	deep := g.d >= targetQueue(cp, g, mss, c.capacity, c.probe.probeValue(cp, 1))
 	return c.probe.observe(cp, now, c.p.EvalInterval, len(g.terms), g.measured, eligible, deep, bites)
+}
+
+// probeMoves reports whether s segments per contender would move the
+// target d* by a quarter or more from where the learned value puts it: a
+// probe worth making (observeProbe), and one that moves the queue
+// (groupProbing).
+func (c *coop) probeMoves(g group, mss, s float64) bool {
+	cp := c.p.Coop
+	now0 := targetQueue(cp, g, mss, c.capacity, c.probe.learned(cp))
+	d := targetQueue(cp, g, mss, c.capacity, s)
+	return d >= 1.25*now0 || d <= 0.8*now0
 }
 
 // switchOff runs the elasticity test (coop_compete.go): while competitive
@@ -456,8 +463,7 @@ func (c *coop) groupProbing(now time.Time, g group, mss float64) (probing, rose 
 		phase >= probeAgree*int64(c.p.EvalInterval) {
 		return false, false
 	}
-	now0 := targetQueue(cp, g, mss, c.capacity, c.probe.learned(cp))
-	if targetQueue(cp, g, mss, c.capacity, c.probe.probeValue(cp, 1)) < 1.25*now0 {
+	if !c.probeMoves(g, mss, c.probe.probeValue(cp, 1)) {
 		return false, false
 	}
 	if e != c.probeEpoch || c.probeWindow <= 0 {
@@ -602,7 +608,7 @@ func (c *coop) restore(gs []dstGroup, why string, share0 float64) Decision {
 
 func (c *coop) reset() {
 	c.tick = cadence{}
-	c.comp, c.peakRate, c.probe = compete{}, 0, queueProbe{}
+	c.comp, c.peakRate, c.probe, c.probeEpoch, c.probeWindow = compete{}, 0, queueProbe{}, 0, 0
 	c.capacity = 0
 	c.last = Decision{}
 	clear(c.rateMem)
