@@ -242,11 +242,17 @@ func nextCapacity(cp CoopParams, g group, c, dStar, mss, hold float64, lift bool
 		// do not find bounds 1.44 × above what the medium carried when they
 		// grow into them (testbed2012: that overshoot set off ARF's collapse).
 		gain = min(gain, 1)
-	} else if g.d <= dStar/4 {
-		// The bottleneck is idle (a quarter of the target queue or less):
-		// nothing to overshoot yet, probe at GainMax. With measured ≈
-		// C·(R̄+d*)/R̄ that is ×1.56 per tick, against ×1.4 by the law alone
-		// (6 s to ramp from a slow-start estimate at 256 ms in the testbed).
+	} else if g.d <= dStar/4 && g.measured > c {
+		// The bottleneck is idle (a quarter of the target queue or less,
+		// and the windows deliver more than the estimate: at an idle
+		// bottleneck they carry C·(R̄+d*)/R̄): nothing to overshoot yet,
+		// probe at GainMax. That is ×1.56 per tick, against ×1.4 by the law
+		// alone (6 s to ramp from a slow-start estimate at 256 ms in the
+		// testbed). A short queue with the delivery at or under the estimate
+		// is windows that have not grown into their bounds yet, not an idle
+		// medium: there GainMax had taken ten terminals at 256 ms from an
+		// estimate already at the medium's 3.0 MB/s to 3.8 and the queue to
+		// 1.38 × the base RTT (lab, 2026-11-26; alone, 1.4 ×).
 		gain = cp.GainMax
 	}
 	if lift {
