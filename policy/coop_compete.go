@@ -137,7 +137,7 @@ func (s *compete) restartEpisode() { s.since = time.Time{} }
 // pause closes the open episode and drops the held-windows reference: the
 // group's queue is being moved on purpose (a queue probe), and neither the
 // cut test nor the held-windows rule may judge it.
-func (s *compete) pause() { s.since, s.held = time.Time{}, time.Time{} }
+func (s *compete) pause() { s.restartEpisode(); s.dropHeld() }
 
 // dropHeld drops the held-windows reference: the group's windows may be
 // rising unseen (a probe whose windows are reported late), so the rule may
