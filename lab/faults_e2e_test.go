@@ -76,7 +76,9 @@ func TestFaultsEndToEnd(t *testing.T) {
 	if ns := ownNamespaces(t); len(ns) > 0 {
 		t.Errorf("namespaces left: %v", ns)
 	}
-	const hi, lease, expiry = 4, 1.0, 1.9
+	// expiry is the peers' (6 missed intervals of 0.3 s + 0.1 s); interval
+	// the status interval.
+	const hi, lease, expiry, interval = 4, 1.0, 1.9, 0.3
 	load := func(id string) (analysis.Run, map[string][]schema.AgentSample) {
 		t.Helper()
 		dir := filepath.Join(out, "runs", id)
@@ -170,7 +172,11 @@ func TestFaultsEndToEnd(t *testing.T) {
 			}
 		}
 		t.Logf("crash: %s: N %v before the kill, 2 from %.2f s after it (expiry %.1f s), 3 again %.2f s after the restart", st, before, dropAt, expiry, backAt)
-		if before != 3 || !(dropAt >= expiry-0.5 && dropAt <= expiry+1) || !(backAt <= 4) {
+		// The peer counts the expiry from the last status it heard: up to
+		// one interval before the kill, or three when the two before that
+		// were lost or late (a loaded 2-core machine: 1.23 s after the kill
+		// once, in a CI run). Sooner than that is a peer dropped early.
+		if before != 3 || !(dropAt >= expiry-3*interval && dropAt <= expiry+1) || !(backAt <= 4) {
 			t.Errorf("crash: %s: N %v before, dropped after %.2f s, back after %.2f s", st, before, dropAt, backAt)
 		}
 	}
