@@ -400,7 +400,7 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 	cp := c.p.Coop
 	back := c.comp.rejoin(now, g.boundedPeers())
 	if off, why := c.comp.off(now); off {
-		return Decision{Reason: fmt.Sprintf("%s; now ratio %.2f", why, g.ratio())}, true
+		return c.competing(gs, g.terms[0], fmt.Sprintf("%s; now ratio %.2f", why, g.ratio()), 0), true
 	}
 	if c.comp.retry(now) {
 		c.capacity = 0
@@ -432,7 +432,12 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 	}
 	if why := c.comp.observe(now, cp, len(g.terms), g.d, dStar, g.rbar, effective, floorWin, sized, g.measured); why != "" {
 		c.capacity = 0
-		return c.restore(gs, why, c.comp.startShare()), true
+		// The floor starts from the terminal's recent peak, or the group's
+		// delivery per terminal when the episode began if that is more:
+		// a terminal whose windows were bounded before it ever reached its
+		// share (lab, 2026-11-24, beside 2 CUBIC hosts at 256 ms: a peak of
+		// 424 kB/s where its peer had carried 896).
+		return c.competing(gs, g.terms[0], why, max(c.peakRate, c.comp.startShare())), true
 	}
 	return Decision{}, false
 }
@@ -574,36 +579,76 @@ func (c *coop) solo(gs []dstGroup, prefix string) Decision {
 	return decision(per, reason)
 }
 
-// restore is the decision of the evaluation that enters competitive mode: no
-// upper bound, and for this one evaluation a lower bound that puts every
-// flow back at its part of the terminal's recent peak rate, or of the
-// group's delivery per terminal when it began to cut (share0, B/s) if that
-// is more, at today's RTT: the kernel's CUBIC competes from where the
-// terminal was before the group cut its windows, not from the squeezed
-// window (CUBIC regrows a window slowly at seconds of RTT). The group's
-// share counts for a terminal whose windows were bounded before it ever
-// reached its share (lab, 2026-11-24, beside 2 CUBIC hosts at 256 ms: a
-// peak of 424 kB/s where its peer had carried 896). Later evaluations set
-// no bound at all. (It does not ask the datapath to restart the flows'
-// CUBIC, Bounds.Restart: tried 2026-11-25, no gain measurable in the lab;
-// docs/results.md.)
-func (c *coop) restore(gs []dstGroup, why string, share0 float64) Decision {
+// CompeteGain is the lower bound of competitive mode over the terminal's
+// window at its delivery rate and base RTT: BBR's window (cwnd_gain 2 ×
+// BtlBw × RTprop; Cardwell et al., ACM Queue 14(5), 2016) as a floor under
+// the kernel's CUBIC.
+const CompeteGain = 2
+
+// competeDecay is how much of the running maximum of the terminal's
+// delivery rate in competitive mode one evaluation keeps (half-life 11 s at
+// 0.5 s): the floor follows a medium that became more crowded.
+const competeDecay = 0.97
+
+// competing is the decision of an evaluation in competitive mode: no upper
+// bound, and a lower bound that carries every bulk flow's part of
+// CompeteGain × rate at the destination's base RTT. rate is the running
+// maximum (decaying by competeDecay per evaluation) of this terminal's
+// delivery rate, each one taken at most at what its windows carry at its
+// RTT: the AP hands ACKs back in bursts, and an evaluation's delivery can be
+// three times what the windows carry (lab: 2.36 MB/s in an evaluation of a
+// terminal whose windows carried 0.8). On the evaluation that enters
+// competitive mode (seed > 0, B/s) the floor also puts every bulk flow back
+// at its part of seed at today's RTT: the rate the terminal carried before
+// the group cut it (its recent peak, or the group's delivery per terminal
+// when the episode began).
+//
+// On 802.11 a station that has a frame ready whenever it wins the medium
+// gets its DCF share of the transmissions whatever the others queue in
+// their own stations; a window that covers its rate at the base RTT twice
+// over keeps one ready behind the hosts' ACKs at the AP. While the window
+// limits the delivery the floor is 2 × base / RTT times the window, a
+// slow start of sorts; once the delivery stops following the window, the
+// floor stops rising. The kernel's CUBIC may grow above it (no upper
+// bound), so the terminal competes at least as well as plain CUBIC would
+// from there. Without the floor the released CUBIC regrew from the window
+// coop had cut it to: beside 2 CUBIC hosts at 256 ms (lab, coexistence
+// --quick, N = 4) a managed terminal took 12 s to grow from 100 to 300
+// segments, at a third of the hosts' rate.
+func (c *coop) competing(gs []dstGroup, self terminal, why string, seed float64) Decision {
+	r := self.rate
+	if rtt := (self.base + self.queue).Seconds(); self.cwnd > 0 && rtt > 0 {
+		r = min(r, self.cwnd*float64(c.p.MSS)/rtt)
+	}
+	rate := c.comp.noteRate(r)
 	flows := 0 // the rate is the bulk flows' (an idle control connection carries none of it)
 	for _, g := range gs {
 		flows += g.Bulk
 	}
-	rate := max(c.peakRate, share0)
 	per := map[netip.Addr]Bounds{}
 	var parts []string
 	for _, g := range gs {
 		if g.Bulk == 0 {
 			continue
 		}
-		lo := toSegments(rate / float64(flows) * g.SRTT.Seconds() / float64(max(g.MSS, 1)))
+		base := g.MinRTT
+		if base <= 0 {
+			base = g.SRTT
+		}
+		mss := float64(max(g.MSS, 1))
+		lo := toSegments(CompeteGain * rate / float64(flows) * base.Seconds() / mss)
+		note := fmt.Sprintf("%s: lo %d (%d × %.0f B/s over %d flows at base %v", dstName(g.Dst), lo, CompeteGain, rate, flows, base)
+		if back := toSegments(seed / float64(flows) * g.SRTT.Seconds() / mss); back > lo {
+			lo = back
+			note = fmt.Sprintf("%s: lo %d (%.0f B/s, the rate before the cut, over %d flows at RTT %v", dstName(g.Dst), lo, seed, flows, g.SRTT)
+		}
 		per[g.Dst] = Bounds{Lo: lo}
-		parts = append(parts, fmt.Sprintf("%s: lo %d (peak %.0f B/s, the group's %.0f per terminal when it began to cut)", dstName(g.Dst), lo, c.peakRate, share0))
+		parts = append(parts, note+")")
 	}
-	return decision(per, why+"; restoring "+strings.Join(parts, ", "))
+	if len(per) == 0 {
+		return Decision{Reason: why}
+	}
+	return decision(per, why+"; floor "+strings.Join(parts, ", "))
 }
 
 func (c *coop) reset() {

@@ -40,9 +40,12 @@ type compete struct {
 	// capacity estimate was learned on.
 	med, medAt medium
 	offUntil   time.Time
-	offFor     time.Duration // current off period (0 = OffFor)
-	retriedAt  time.Time     // when the last off period ended
-	bounded    int           // peers with an upper bound in force at the last evaluation
+	// rate is the running maximum of this terminal's delivery rate in
+	// the off period (B/s; noteRate).
+	rate      float64
+	offFor    time.Duration // current off period (0 = OffFor)
+	retriedAt time.Time     // when the last off period ended
+	bounded   int           // peers with an upper bound in force at the last evaluation
 	// held is the last time the group's windows rose (see watch): from
 	// then on they have stayed at or under wHeld segments, and dHeld is
 	// the queue they made (its peak over the first two round trips);
@@ -71,8 +74,17 @@ func (s *compete) off(now time.Time) (bool, string) {
 	if s.offUntil.IsZero() || !now.Before(s.offUntil) || now.Before(s.offUntil.Add(-8*time.Hour)) {
 		return false, ""
 	}
-	return true, fmt.Sprintf("coop: competing (no bounds) until %s: the queue did not shrink when the cooperating group sent less (hosts without coopcc, or a bottleneck elsewhere)",
+	return true, fmt.Sprintf("coop: competing (no upper bound) until %s: the queue did not shrink when the cooperating group sent less (hosts without coopcc, or a bottleneck elsewhere)",
 		s.offUntil.Format(time.RFC3339))
+}
+
+// noteRate records this terminal's delivery rate r (B/s) at an evaluation
+// in competitive mode and returns the rate its floor is sized for
+// (coop.competing): the running maximum of r, decaying by competeDecay per
+// evaluation.
+func (s *compete) noteRate(r float64) float64 {
+	s.rate = max(s.rate*competeDecay, r)
+	return s.rate
 }
 
 // rejoin records how many peers have an upper bound in force at this
@@ -107,7 +119,7 @@ func (s *compete) enterOff(now time.Time, base time.Duration) time.Duration {
 	if !s.retriedAt.IsZero() { // inelastic again within an off period of the retry
 		s.offFor = min(2*s.offFor, 8*base)
 	}
-	s.offUntil, s.since = now.Add(s.offFor), time.Time{}
+	s.offUntil, s.since, s.rate = now.Add(s.offFor), time.Time{}, 0
 	return s.offFor
 }
 
@@ -118,7 +130,7 @@ func (s *compete) retry(now time.Time) bool {
 		return false
 	}
 	s.offUntil, s.since, s.retriedAt, s.held = time.Time{}, time.Time{}, now, time.Time{}
-	s.c0, s.m0 = 0, 0
+	s.c0, s.m0, s.rate = 0, 0, 0
 	s.medAt = medium{} // the medium as the fresh start finds it (see)
 	return true
 }
@@ -445,9 +457,9 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 	}
 	off := s.enterOff(now, base)
 	if grew {
-		return fmt.Sprintf("coop: competing (no bounds) for %v: queue %v grew from %v while the group's windows held at %.0f segments (hosts without coopcc, or a bottleneck elsewhere)",
+		return fmt.Sprintf("coop: competing (no upper bound) for %v: queue %v grew from %v while the group's windows held at %.0f segments (hosts without coopcc, or a bottleneck elsewhere)",
 			off, seconds(d), seconds(s.dHeld), s.wHeld)
 	}
-	return fmt.Sprintf("coop: competing (no bounds) for %v: queue %v did not follow the group's windows (%v when the group began to cut; capacity estimate now %.0f %% of then; hosts without coopcc, or a bottleneck elsewhere)",
+	return fmt.Sprintf("coop: competing (no upper bound) for %v: queue %v did not follow the group's windows (%v when the group began to cut; capacity estimate now %.0f %% of then; hosts without coopcc, or a bottleneck elsewhere)",
 		off, seconds(d), seconds(s.d0), 100*capacity/s.ref())
 }

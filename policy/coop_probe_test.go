@@ -353,7 +353,7 @@ func TestCoopPausesTheElasticityTestWhileTheGroupProbes(t *testing.T) {
 		}
 		now := t0 // an epoch boundary (epochs are 5 s of wall clock)
 		step := func(q time.Duration, peerCwnd uint32) {
-			if strings.Contains(c.Decide(view(now, q, peerCwnd)).Reason, "competing (no bounds) for") {
+			if strings.Contains(c.Decide(view(now, q, peerCwnd)).Reason, "competing (no upper bound) for") {
 				verdicts++
 			}
 			now = now.Add(500 * time.Millisecond)

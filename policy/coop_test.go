@@ -169,7 +169,7 @@ func TestCoopSwitchesOffWhenItCannotDrainTheQueue(t *testing.T) {
 	// never off.
 	r := 40.0
 	for s := 0.0; s < 15; s += 0.5 {
-		if d := at(s, r); !d.Active {
+		if d := at(s, r); d.PerDst[dstA].Hi == 0 {
 			t.Fatalf("t=%.1f draining ratio %.1f: switched off: %q", s, r, d.Reason)
 		}
 		r = max(r*0.85, 1.1) // drains to below the target (ρ* 1.15)
@@ -179,7 +179,7 @@ func TestCoopSwitchesOffWhenItCannotDrainTheQueue(t *testing.T) {
 	// (OffAfter 1 s dominates at 50 ms), well before the old 10 s.
 	offAt := -1.0
 	for s := 15.0; s < 20; s += 0.5 {
-		if d := at(s, 6); !d.Active {
+		if d := at(s, 6); d.PerDst[dstA].Hi == 0 {
 			if !strings.Contains(d.Reason, "competing") {
 				t.Fatalf("t=%.1f: off without saying why: %q", s, d.Reason)
 			}
@@ -190,7 +190,7 @@ func TestCoopSwitchesOffWhenItCannotDrainTheQueue(t *testing.T) {
 	if offAt < 16 || offAt > 18 {
 		t.Fatalf("competitive mode at t=%.1f, want 1–3 s after the queue stuck at t=15", offAt)
 	}
-	if d := at(offAt+20, 1.1); d.Active || !strings.Contains(d.Reason, "competing") {
+	if d := at(offAt+20, 1.1); d.PerDst[dstA].Hi != 0 || !strings.Contains(d.Reason, "competing") {
 		t.Fatalf("back on during the 30 s off period: %q", d.Reason)
 	}
 	// After 30 s it starts afresh: inflated → capacity measured → bounded.
@@ -201,7 +201,7 @@ func TestCoopSwitchesOffWhenItCannotDrainTheQueue(t *testing.T) {
 	// Still inelastic right after the retry: off again, for twice as long.
 	off2 := -1.0
 	for s := retry + 0.5; s < retry+6; s += 0.5 {
-		if d := at(s, 6); !d.Active {
+		if d := at(s, 6); d.PerDst[dstA].Hi == 0 {
 			off2 = s
 			break
 		}
@@ -209,16 +209,16 @@ func TestCoopSwitchesOffWhenItCannotDrainTheQueue(t *testing.T) {
 	if off2 < 0 {
 		t.Fatal("inelastic queue after the retry: never off again")
 	}
-	if d := at(off2+45, 6); d.Active || !strings.Contains(d.Reason, "competing") {
+	if d := at(off2+45, 6); d.PerDst[dstA].Hi != 0 || !strings.Contains(d.Reason, "competing") {
 		t.Fatalf("second off period shorter than 60 s: %q", d.Reason)
 	}
-	if d := at(off2+60.5, 6); !d.Active {
+	if d := at(off2+60.5, 6); d.PerDst[dstA].Hi == 0 {
 		t.Fatalf("not retried after the 60 s second off period: %q", d.Reason)
 	}
 	// Disabled: never off.
 	c = newCoopT(t, Params{Coop: CoopParams{DisableSwitchOff: true}})
 	for s := 0.0; s < 60; s += 0.5 {
-		if d := at(s, 6); !d.Active {
+		if d := at(s, 6); d.PerDst[dstA].Hi == 0 {
 			t.Fatalf("switch-off disabled but off at t=%.1f", s)
 		}
 	}
