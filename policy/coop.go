@@ -425,7 +425,7 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 	} else if probing {
 		c.comp.dropHeld()
 	} else {
-		c.comp.watch(now, g.window, g.d, dStar, g.rbar)
+		c.comp.watch(now, g.window, g.d, dStar, g.rbar, cp.OffAfter)
 	}
 	if back && c.comp.rejoined(now, g.d, effective) {
 		return Decision{}, false

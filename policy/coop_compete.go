@@ -198,8 +198,14 @@ func (s *compete) rejoined(now time.Time, d, capacity float64) bool {
 // while the queue is at the target d* (or the windows are unknown). For two
 // round trips after the reference, what was sent before it is still
 // arriving (a window cut below what is in flight takes a round trip to
-// drain): the reference queue is the peak of that time.
-func (s *compete) watch(now time.Time, w, d, dStar, rbar float64) {
+// drain): the reference queue is the peak of that time, and of at least
+// span (OffAfter), so that it is the peak of more than one evaluation. On a
+// short path two round trips are less than an evaluation, and a reference
+// of one sample took a queue at the medium's access floor at the low of its
+// tick-to-tick swing: four coop terminals on 802.11ac (lab, 100 Mbit/s
+// wired, 2026-11-26) gave the verdict on 2.3 → 4.8 ms against a 2.1 ms
+// target, and went off.
+func (s *compete) watch(now time.Time, w, d, dStar, rbar float64, span time.Duration) {
 	switch {
 	case w <= 0 || d <= dStar:
 		s.held = time.Time{}
@@ -207,7 +213,7 @@ func (s *compete) watch(now time.Time, w, d, dStar, rbar float64) {
 		s.held, s.wHeld, s.dHeld = now, w, d
 		s.medHeld, s.medLow = s.med, s.med
 	default:
-		if now.Sub(s.held) < seconds(2*(rbar+s.dHeld)) {
+		if now.Sub(s.held) < s.settle(rbar, span) {
 			s.dHeld = max(s.dHeld, d)
 		}
 		s.medLow = medium{self: min(s.medLow.self, s.med.self), median: min(s.medLow.median, s.med.median)}
@@ -216,8 +222,8 @@ func (s *compete) watch(now time.Time, w, d, dStar, rbar float64) {
 
 // grewAlone reports whether the queue, now d, grew while the group's
 // windows did not and its medium kept its rates (watch): by more than a
-// quarter and by more than the target d*, once the reference's two round
-// trips are over. By Little's law the queue of a bottleneck that serves
+// quarter and by more than the target d*, once the reference's settling time
+// (settle) is over. By Little's law the queue of a bottleneck that serves
 // the group alone at a constant rate moves only with the group's windows;
 // one that grows at held windows is someone else's. No cut needs to be
 // waited for: beside two CUBIC hosts (lab, coexistence N = 4, 256 ms,
@@ -232,14 +238,20 @@ func (s *compete) watch(now time.Time, w, d, dStar, rbar float64) {
 // has not been known since the reference counts as held, as in the medium
 // check. (Nothing is watched while coop competes; retry drops the
 // reference.)
-func (s *compete) grewAlone(now time.Time, d, dStar, rbar float64) bool {
-	if s.held.IsZero() || now.Sub(s.held) < seconds(2*(rbar+s.dHeld)) {
+func (s *compete) grewAlone(now time.Time, d, dStar, rbar float64, span time.Duration) bool {
+	if s.held.IsZero() || now.Sub(s.held) < s.settle(rbar, span) {
 		return false
 	}
 	if s.medLow.self < s.medHeld.self || s.medLow.median < s.medHeld.median {
 		return false
 	}
 	return d-s.dHeld > max(dStar, (1/InelasticQueue-1)*s.dHeld)
+}
+
+// settle is how long after the held-windows reference its queue is taken
+// as the peak: two round trips at the reference queue, and at least span.
+func (s *compete) settle(rbar float64, span time.Duration) time.Duration {
+	return max(seconds(2*(rbar+s.dHeld)), span)
 }
 
 // see records the group's PHY rates of this evaluation (before observe).
@@ -388,7 +400,7 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 	// the verdict 0.5 s after its first estimate, and the other followed it
 	// off by the cut test). Not OffAfter into the episode: an episode that
 	// resumes after every cut would never give it.
-	grew := now.Sub(s.formed) >= cp.OffAfter && s.grewAlone(now, d, dStar, rbar)
+	grew := now.Sub(s.formed) >= cp.OffAfter && s.grewAlone(now, d, dStar, rbar, cp.OffAfter)
 	if !grew && (now.Sub(s.since) < wait || !(cutSettled || atFloor)) {
 		return ""
 	}

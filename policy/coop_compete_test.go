@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -704,7 +705,7 @@ func TestCompeteQueueGrowingAtHeldWindows(t *testing.T) {
 		for i, k := range trace {
 			d := 0.0518 + scale*(k.d-0.0518)
 			s.see(rates(i))
-			s.watch(t0.Add(time.Duration(k.ms)*time.Millisecond), k.w+grow*float64(i), d, 0.038, 0.256)
+			s.watch(t0.Add(time.Duration(k.ms)*time.Millisecond), k.w+grow*float64(i), d, 0.038, 0.256, time.Second)
 			if why := obs(int(k.ms), d, k.c); why != "" {
 				return why, int(k.ms)
 			}
@@ -736,7 +737,8 @@ func TestCompeteQueueGrowingAtHeldWindows(t *testing.T) {
 	// grew: the group may still be forming (a peer not heard yet whose slow
 	// start grows the queue). The tiny preset's start-up: the first
 	// estimate at 40 ms of queue and 58 segments, 53 ms half a second
-	// later.
+	// later. On this short path two round trips are less than a tick, and
+	// the reference is the peak of OffAfter.
 	{
 		cp := CoopParams{}.Defaults()
 		const rbar, dStar = 0.0042, 0.004
@@ -744,20 +746,64 @@ func TestCompeteQueueGrowingAtHeldWindows(t *testing.T) {
 		for i, d := range []float64{0.040, 0.045, 0.053} {
 			now := t0.Add(time.Duration(i) * 250 * time.Millisecond)
 			s.see(steady(0))
-			s.watch(now, 58, d, dStar, rbar)
+			s.watch(now, 58, d, dStar, rbar, time.Second)
 			if why := s.observe(now, cp, 1, d, dStar, rbar, 1.6e6, float64(cp.HiFloor)*1448, rbar+d, 1.6e6); why != "" {
 				t.Errorf("verdict %v into the episode, before OffAfter (%v): %q", now.Sub(t0), cp.OffAfter, why)
 			}
 		}
-		now := t0.Add(cp.OffAfter)
-		if why := s.observe(now, cp, 1, 0.060, dStar, rbar, 1.6e6, float64(cp.HiFloor)*1448, rbar+0.060, 1.6e6); !strings.Contains(why, "grew from") {
-			t.Errorf("queue still growing at held windows OffAfter into the episode: %q, want the verdict", why)
+		// The reference is the peak of the first OffAfter (53 ms), not the
+		// first sample (40 ms): 60 ms at OffAfter is not a quarter above
+		// it; 70 ms a tick later is.
+		for _, k := range []struct {
+			d       float64
+			verdict bool
+		}{{0.060, false}, {0.070, true}} {
+			now := t0.Add(cp.OffAfter + time.Duration(k.d*1e3-60)*25*time.Millisecond)
+			s.see(steady(0))
+			s.watch(now, 58, k.d, dStar, rbar, cp.OffAfter)
+			why := s.observe(now, cp, 1, k.d, dStar, rbar, 1.6e6, float64(cp.HiFloor)*1448, rbar+k.d, 1.6e6)
+			if got := strings.Contains(why, "grew from 53"); got != k.verdict {
+				t.Errorf("queue %.0f ms at held windows %v into the episode (the first second's peak 53 ms): verdict %v (%q), want %v", k.d*1e3, now.Sub(t0), got, why, k.verdict)
+			}
 		}
 	}
 
 	var s compete // windows unknown (a peer reports none): no reference
-	s.watch(t0, 0, 0.1, 0.038, 0.256)
-	if !s.held.IsZero() || s.grewAlone(t0.Add(5*time.Second), 0.5, 0.038, 0.256) {
+	s.watch(t0, 0, 0.1, 0.038, 0.256, time.Second)
+	if !s.held.IsZero() || s.grewAlone(t0.Add(5*time.Second), 0.5, 0.038, 0.256, time.Second) {
 		t.Error("a reference without the group's windows")
+	}
+}
+
+// TestCompeteHeldWindowsAtTheAccessFloor: on an aggregating medium the
+// queue at the group's working point swings by its target from one tick to
+// the next (the delay of a round of aggregates: four coop terminals on
+// 802.11ac, lab, 100 Mbit/s wired, 2026-11-26, 2.3 → 4.8 ms against a
+// 2.1 ms target at 4 ms base). With the reference taken from one sample
+// (two round trips are less than a tick here) the upswing read as a queue
+// growing at held windows, and the group went off. The reference is the
+// peak of OffAfter: the swing gives no verdict, and a queue that goes on
+// growing beyond it still does.
+func TestCompeteHeldWindowsAtTheAccessFloor(t *testing.T) {
+	const rbar, dStar = 0.004, 0.0021
+	swing := []float64{0.0023, 0.0044, 0.0026, 0.0048, 0.0024, 0.0046, 0.0025, 0.0047, 0.0023, 0.0048}
+	run := func(ds []float64) int {
+		var s compete
+		for i, d := range ds {
+			now := t0.Add(time.Duration(i) * 500 * time.Millisecond)
+			s.see(medium{self: 390, median: 390})
+			s.watch(now, 60, d, dStar, rbar, time.Second)
+			if s.grewAlone(now, d, dStar, rbar, time.Second) {
+				return i
+			}
+		}
+		return -1
+	}
+	if i := run(swing); i >= 0 {
+		t.Errorf("a queue swinging between 2.3 and 4.8 ms at held windows: verdict at tick %d", i)
+	}
+	growing := append(slices.Clone(swing[:4]), 0.008, 0.012, 0.016)
+	if i := run(growing); i < 0 {
+		t.Error("a queue growing from 4.8 to 16 ms at held windows: no verdict")
 	}
 }

@@ -341,7 +341,7 @@ func TestCoopPausesTheElasticityTestWhileTheGroupProbes(t *testing.T) {
 	}
 	// The same probe with the peers' windows not reported yet (a status
 	// interval late): the queue grows at windows that look held.
-	unseen := []tick{{8 * time.Millisecond, 30}, {30 * time.Millisecond, 30}, {30 * time.Millisecond, 30}}
+	unseen := []tick{{8 * time.Millisecond, 30}, {12 * time.Millisecond, 30}, {30 * time.Millisecond, 30}, {30 * time.Millisecond, 30}}
 	run := func(p Params, during []tick) (verdicts int) {
 		c := newCoopT(t, p)
 		view := func(now time.Time, q time.Duration, peerCwnd uint32) View {
