@@ -48,7 +48,7 @@ type compete struct {
 	bounded   int           // peers with an upper bound in force at the last evaluation
 	// held is the last time the group's windows rose (see watch): from
 	// then on they have stayed at or under wHeld segments, and dHeld is
-	// the queue they made (its peak over the first two round trips);
+	// the queue they made (its peak over the first settle, watch);
 	// medHeld the group's PHY rates then and medLow the lowest since.
 	held            time.Time
 	wHeld, dHeld    float64
