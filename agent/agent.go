@@ -348,6 +348,11 @@ func (a *Agent) Tick(now time.Time) {
 		}
 	}
 
+	// Every tick's decision at debug level: the bounds events are written
+	// only when a bound changes, and the reasons of the ticks between are
+	// what a researcher needs to follow a policy's state (`--log-level
+	// debug`; in the lab, `[agent] args`).
+	a.log.Debug(MsgDecision, "policy", pol.Name(), "n", n, "active", dec.Active, "reason", reason)
 	desired := filter.desired(dec, flows)
 	// A destination entry that goes away: either control ended (the
 	// decision's reason says why) or no managed flow goes there any more.

@@ -571,3 +571,24 @@ func TestLinkSmoother(t *testing.T) {
 		t.Errorf("no reading: %v, want 0 (unknown)", got)
 	}
 }
+
+// At debug level every tick's decision is logged with its reason, also
+// when no bound changes (the bounds events are written only on a change);
+// at the default level none is.
+func TestDebugLogsEveryDecision(t *testing.T) {
+	for _, level := range []string{"debug", "info"} {
+		var buf bytes.Buffer
+		lg, _ := NewLogger(LogConfig{Format: "json", Level: level}, &buf)
+		h := newHarness(t, nil)
+		h.a.log = lg
+		h.flows.flows = []Flow{flow("10.77.9.1:40000", "10.77.9.254:5201", 40)}
+		now := time.Unix(1_700_000_000, 0)
+		for i := range 3 {
+			h.a.Tick(now.Add(time.Duration(i) * time.Second))
+		}
+		n := strings.Count(buf.String(), `"msg":"decision"`)
+		if want := map[string]int{"debug": 3, "info": 0}[level]; n != want || (want > 0 && !strings.Contains(buf.String(), `"reason":"30/N"`)) {
+			t.Errorf("level %s: %d decision records, want %d with the reason:\n%s", level, n, want, buf.String())
+		}
+	}
+}

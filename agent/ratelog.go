@@ -24,6 +24,10 @@ const (
 	MsgBounds    = "bounds"
 )
 
+// MsgDecision is every tick's decision, logged at debug level and not
+// limited: whoever sets that level asks for every one.
+const MsgDecision = "decision"
+
 // DefaultLimits are the agent's: at most 5 joins, 5 leaves and 10 bound
 // lines per 10 s, the rest summarised once per 10 s with their count.
 func DefaultLimits() map[string]Limit {
