@@ -68,7 +68,7 @@ type queueProbe struct {
 	smooth  float64 // EWMA of the group's delivery, B/s
 	best    float64 // decaying maximum of smooth, B/s
 	triedUp bool    // an up-probe failed at the learned value
-	whole   bool    // this epoch has been observed from its start, every tick at the working point
+	steady  int     // evaluations in a row at the group's working point, this group
 	base    []float64
 	probe   []float64
 	tail    []float64
@@ -170,9 +170,10 @@ func (q *queueProbe) observe(cp CoopParams, now time.Time, period time.Duration,
 	if !eligible || !(delivery > 0) {
 		// A tick that is not the group's own working point voids this
 		// epoch's probe (no verdict, no wait) and its baseline.
-		q.dir, q.tail, q.whole = 0, nil, false
+		q.dir, q.tail, q.steady = 0, nil, 0
 		return ""
 	}
+	q.steady++
 	var note string
 	switch {
 	case phase < probeSettle*int64(period):
@@ -216,21 +217,25 @@ func epochAt(now time.Time, period time.Duration) (e, phase int64, ok bool) {
 // such measurement: its first up-probe needs none.
 func (q *queueProbe) restart(n int, e int64, deep bool) {
 	first := q.n == 0
-	q.n, q.epoch, q.dir, q.decided, q.smooth, q.best, q.triedUp, q.whole = n, e, 0, false, 0, 0, first && deep, false
+	q.n, q.epoch, q.dir, q.decided, q.smooth, q.best, q.triedUp, q.steady = n, e, 0, false, 0, 0, first && deep, 0
 	q.base, q.probe, q.tail = nil, nil, nil
 }
 
 // startEpoch begins epoch e: the end of the epoch before becomes the
-// baseline if that whole epoch was at the group's working point (not the
-// epoch in which the group formed or coop took over from the uncontrolled
-// start, whose delivery is a transient), and a probe is chosen unless one is
-// waiting.
+// baseline if the group was at its working point for its last probeMeasure
+// evaluations and at least one before them (steady: the baseline's windows
+// were sized at the working point, not the uncontrolled start's delivery or
+// a transient's), and a probe is chosen unless one is waiting. Until
+// 2026-11-26 that whole epoch had to be at the working point, so a group's
+// first probe came in the second epoch after its first estimate: 9.5 s after
+// it on 802.11ac at 100 Mbit/s wired (lab, heterogeneous), where the group
+// had been at its working point from 2.5 s after it.
 func (q *queueProbe) startEpoch(cp CoopParams, e int64, bites func(s float64) bool) {
 	q.base = nil
-	if e == q.epoch+1 && q.whole && len(q.tail) > 0 {
+	if e == q.epoch+1 && q.steady > probeMeasure && len(q.tail) > 0 {
 		q.base = q.tail
 	}
-	q.epoch, q.tail, q.probe, q.dir, q.decided, q.whole = e, nil, nil, 0, false, true
+	q.epoch, q.tail, q.probe, q.dir, q.decided = e, nil, nil, 0, false
 	if len(q.base) == 0 {
 		return
 	}

@@ -56,6 +56,40 @@ func TestQueueProbeClimbsToTheAggregationKnee(t *testing.T) {
 	}
 }
 
+// The first probe of a group comes in the first epoch after its estimate
+// whose end the group spent at its working point (its last probeMeasure
+// evaluations and one before them), not only after a whole epoch there: on
+// 802.11ac at 100 Mbit/s (lab, heterogeneous) the whole-epoch rule put the
+// first probe 9.5 s after the estimate, and the climb to 32 segments per
+// contender took most of a 20 s run. A group not at its working point for
+// the end of that epoch (a queue above the span: eligible false) waits for
+// the next one.
+func TestQueueProbeFirstProbeInTheFirstSteadyEpoch(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	const period = 500 * time.Millisecond
+	epoch := time.Duration(ProbeEpochTicks) * period
+	medium := aggregating(54e6, 8, 64)
+	firstProbe := func(eligibleFrom time.Duration) time.Duration {
+		q := queueProbe{}
+		start := t0.Truncate(epoch).Add(epoch + 3*period) // the estimate, 1.5 s into an epoch
+		bites := func(float64) bool { return true }
+		q.observe(cp, start, period, 4, medium(64), false, false, bites)
+		for now := start.Add(period); now.Before(start.Add(4 * epoch)); now = now.Add(period) {
+			if q.current(cp) != q.learned(cp) {
+				return now.Sub(start)
+			}
+			q.observe(cp, now, period, 4, medium(q.current(cp)), now.Sub(start) >= eligibleFrom, false, bites)
+		}
+		return -1
+	}
+	if got := firstProbe(period); got < 0 || got > epoch {
+		t.Errorf("at the working point from the evaluation after the estimate: first probe %v after it, want within an epoch (%v)", got, epoch)
+	}
+	if got := firstProbe(3 * time.Second); got <= epoch {
+		t.Errorf("at the working point only from 3 s (the epoch's last evaluation): first probe %v after the estimate, want after the next epoch", got)
+	}
+}
+
 func TestQueueProbeStaysWhereQueueGainsNothing(t *testing.T) {
 	// 802.11g: one frame per access, the delivery does not depend on the
 	// queue. coop delivers what the uncontrolled start did. A start that
@@ -309,12 +343,12 @@ func TestQueueProbeAgreeSyncsTheSchedule(t *testing.T) {
 	const period = 500 * time.Millisecond
 	epoch := time.Duration(ProbeEpochTicks) * period
 	start := t0.Truncate(epoch).Add(epoch)
-	q := queueProbe{segs: 8, next: -1, wait: 2, backoff: 4, triedUp: true, whole: true}
+	q := queueProbe{segs: 8, next: -1, wait: 2, backoff: 4, triedUp: true, steady: 20}
 	q.agree(cp, start.Add(probeAgree*period), period, []PeerView{{QueueSegments: 32}, {QueueSegments: 32}, {QueueSegments: 32}})
-	if q.learned(cp) != 32 || q.next != 1 || q.wait != 0 || q.triedUp || !q.whole {
+	if q.learned(cp) != 32 || q.next != 1 || q.wait != 0 || q.triedUp || q.steady != 20 {
 		t.Errorf("after the group's adoption: %+v, want 32 segments, next up, no wait, baseline kept", q)
 	}
-	q = queueProbe{segs: 32, next: 1, whole: true}
+	q = queueProbe{segs: 32, next: 1, steady: 20}
 	q.agree(cp, start.Add(probeAgree*period), period, []PeerView{{QueueSegments: 8}, {QueueSegments: 8}, {QueueSegments: 8}})
 	if q.learned(cp) != 8 || q.next != -1 || !q.triedUp {
 		t.Errorf("after the group's rejection: %+v, want 8 segments, next down, up tried", q)
