@@ -248,6 +248,23 @@ func (s *compete) grewAlone(now time.Time, d, dStar, rbar float64, span time.Dur
 	return d-s.dHeld > max(dStar, (1/InelasticQueue-1)*s.dHeld)
 }
 
+// peakSpan is how long after an episode (re)starts its reference queue d₀
+// is raised to the queue's peak: a round trip at the queue d as it is (what
+// was sent before the cut is still arriving), and at least OffAfter once the
+// queue has followed the group's windows (owned): the queue it followed to
+// is then one sample of a queue at the medium's floor, which swings by a
+// quarter from tick to tick — four coop terminals on 802.11ac at 1 Gbit/s
+// (lab, 2026-11-26) followed their cut down to 2.52 ms, and a sample of
+// 3.21 ms two seconds later read as growth and took them off (the same
+// remedy as the held-windows reference's, settle).
+func (s *compete) peakSpan(cp CoopParams, rbar, d float64) time.Duration {
+	span := seconds(rbar + d)
+	if s.owned {
+		span = max(span, cp.OffAfter)
+	}
+	return span
+}
+
 // settle is how long after the held-windows reference its queue is taken
 // as the peak: two round trips at the reference queue, and at least span.
 func (s *compete) settle(rbar float64, span time.Duration) time.Duration {
@@ -376,7 +393,7 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 		s.start(now, n, d, capacity, measured)
 		return ""
 	}
-	if d > s.d0 && now.Sub(s.since) <= seconds(rbar+d) {
+	if d > s.d0 && now.Sub(s.since) <= s.peakSpan(cp, rbar, d) {
 		// Within a round trip (at the queue as it is) of the cut, what was
 		// sent before it is still arriving (a slow start's last doublings: 162 ms at the cut, 407 ms
 		// half a second later, 219 ms a second after, for one terminal at

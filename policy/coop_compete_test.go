@@ -501,6 +501,41 @@ func TestCompeteQueueAtTheAccessFloor(t *testing.T) {
 	}
 }
 
+// TestCompeteFollowedToTheLowOfTheFloor: the queue an episode followed down
+// to is taken as its peak over OffAfter, not the one sample of the tick that
+// saw it follow. Lab, 802.11ac at 1 Gbit/s, 2026-11-26: four coop terminals
+// cut the queue from 16 to 2.52 ms (target 1.28 ms, 2 segments per
+// contender: the probe had not learned yet), and a sample of 3.21 ms at the
+// floor two seconds later, more than a quarter above 2.52, switched every
+// agent off. A queue that goes on growing is still judged.
+func TestCompeteFollowedToTheLowOfTheFloor(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	const n, rbar, dStar, c0 = 4, 0.0045, 0.00128, 11.3e6
+	floorWin := float64(cp.HiFloor) * 1448 * n
+	run := func(qs []float64) (int, string) {
+		var s compete
+		for i, d := range qs {
+			c := c0
+			if i > 0 {
+				c = 0.7 * c0
+			}
+			if why := s.observe(t0.Add(time.Duration(i)*500*time.Millisecond), cp, n, d, dStar, rbar, c, floorWin, rbar+d, c); why != "" {
+				return i, why
+			}
+		}
+		return -1, ""
+	}
+	start := []float64{0.016, 0.016, 0.009, 0.004, 0.00252, 0.0029, 0.0027} // followed to 9 ms at 1 s, to 2.52 at 2 s
+	swing := append(slices.Clone(start), 0.00321, 0.0026, 0.0032, 0.0028, 0.0031, 0.0025, 0.0030, 0.0032, 0.0027, 0.0031)
+	if i, why := run(swing); i >= 0 {
+		t.Errorf("a queue that followed the cut to 2.52 ms and swings 2.5–3.2 ms at the floor: verdict at tick %d: %q", i, why)
+	}
+	growing := append(slices.Clone(start), 0.0040, 0.0060, 0.0090, 0.0130)
+	if i, _ := run(growing); i < 0 {
+		t.Error("a queue that grew from 2.9 to 13 ms after it followed the cut: no verdict")
+	}
+}
+
 // TestCompeteIgnoresPeersThatDropOut: behind a queue that is not the
 // group's, the peers' status messages are lost at the AP and peers expire
 // and return every few seconds (lab, 2 coop terminals beside 8 CUBIC hosts).
