@@ -397,7 +397,9 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 		// Within a round trip (at the queue as it is) of the cut, what was
 		// sent before it is still arriving (a slow start's last doublings: 162 ms at the cut, 407 ms
 		// half a second later, 219 ms a second after, for one terminal at
-		// 256 ms): the queue the cut is judged against is its peak.
+		// 256 ms): the queue the cut is judged against is its peak. Once
+		// the queue has followed the windows, over OffAfter at least
+		// (peakSpan).
 		s.d0 = d
 	}
 	settle := seconds(2 * (rbar + s.d0))
