@@ -61,6 +61,10 @@ func (g group) n() float64 { return float64(len(g.terms)) }
 
 func (g group) ratio() float64 { return (g.rbar + g.d) / g.rbar }
 
+// idle reports whether the group's bottleneck is idle against the target
+// queue dStar (s): a queue of a quarter of it or less.
+func (g group) idle(dStar float64) bool { return g.d <= dStar/4 }
+
 // boundedPeers counts the peers whose windows have an upper bound in force.
 func (g group) boundedPeers() int {
 	n := 0
@@ -242,7 +246,7 @@ func nextCapacity(cp CoopParams, g group, c, dStar, mss, hold float64, lift bool
 		// do not find bounds 1.44 × above what the medium carried when they
 		// grow into them (testbed2012: that overshoot set off ARF's collapse).
 		gain = min(gain, 1)
-	} else if g.d <= dStar/4 && g.measured > c {
+	} else if g.idle(dStar) && g.measured > c {
 		// The bottleneck is idle (a quarter of the target queue or less,
 		// and the windows deliver more than the estimate: at an idle
 		// bottleneck they carry C·(R̄+d*)/R̄): nothing to overshoot yet,

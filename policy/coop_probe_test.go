@@ -413,3 +413,41 @@ func TestCoopPausesTheElasticityTestWhileTheGroupProbes(t *testing.T) {
 		}
 	}
 }
+
+// A group whose estimate is still ramping up after its first measurement
+// (the bottleneck idle: a queue of a quarter of the target or less, the
+// estimate rising tick by tick) is not at its working point: its delivery
+// rises because the windows grow into the medium, and an up-probe judged
+// against it is credited with the ramp. Ten coop terminals at 256 ms on
+// 802.11g (lab, default, 2026-11-26): the first estimate 996 kB/s in the
+// slow start, the group's delivery 1.26–1.75 MB/s in the epoch's last
+// evaluations at a queue of 2–5 ms, then a probe 2 → 8 segments per
+// contender "gained" ×1.57–1.87 (the delivery reached the medium's 2.9 MB/s)
+// and was adopted; the next took 32 (a target queue of 168 ms), and the p95
+// RTT of the run was 439 ms against 317 in the two others.
+func TestQueueProbeNotDuringTheRamp(t *testing.T) {
+	const n, mss = 10, 1448.0
+	base := 256 * time.Millisecond
+	c := newCoopT(t, Params{})
+	view := func(now time.Time, q time.Duration, group float64) View {
+		v := View{Now: now, Flows: []FlowView{{Dst: dstA, MSS: mss, Cwnd: 60, SRTT: base + q, MinRTT: base, DeliveryRate: group / n}}}
+		for range n - 1 {
+			v.Peers = append(v.Peers, PeerView{ActiveFlows: 1, SRTT: base + q, MinRTT: base, DeliveryRate: group / n, Cwnd: 60})
+		}
+		return v
+	}
+	// The first estimate 2 s into an epoch (1 MB/s, a queue of 52 ms), then
+	// the ramp at an idle bottleneck: the group's delivery rising to the
+	// medium's 2.9 MB/s over the rest of the epoch and into the next.
+	now := t0.Add(2 * time.Second)
+	c.Decide(view(now, 52*time.Millisecond, 1.0e6))
+	ramp := []float64{1.25e6, 1.5e6, 1.75e6, 1.9e6, 2.0e6, 2.3e6, 2.5e6, 2.7e6, 2.8e6, 2.9e6, 2.9e6, 2.9e6}
+	for i, m := range ramp {
+		now = now.Add(500 * time.Millisecond)
+		d := c.Decide(view(now, time.Duration(2+i%3)*time.Millisecond, m))
+		if c.probe.probing(c.p.Coop) || c.probe.learned(c.p.Coop) != float64(c.p.Coop.QueueSegments) {
+			t.Fatalf("%v into the ramp: queue probe at %v segments per contender (learned %v): %s",
+				now.Sub(t0), c.probe.current(c.p.Coop), c.probe.learned(c.p.Coop), d.Reason)
+		}
+	}
+}
