@@ -359,15 +359,15 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 
 // observeProbe feeds the queue probe (coop_probe.go) one periodic
 // evaluation. The group is at its own working point while the capacity is
-// measured, its bottleneck is busy (not idle: a quarter of the target queue
-// or more, outside a probe's own ticks) and its queue is within probeQueueSpan × OffRatio of the target
-// the windows were sized for. At an idle bottleneck the estimate is still
-// ramping up (nextCapacity) and the delivery rises with it: a probe judged
-// against such a baseline is credited with the ramp — ten terminals at
-// 256 ms on 802.11g adopted 8 and then 32 segments per contender on their
-// start-up's ×1.6–1.9 (lab, default, 2026-11-26; a target queue of 168 ms).
-// The span is wide because every terminal must
-// reach the same answer from slightly different views: on an aggregating
+// measured, its bottleneck is busy (not idle: more than a quarter of the
+// target queue, outside a probe's own ticks) and its queue is within
+// probeQueueSpan × OffRatio of the target the windows were sized for. At an
+// idle bottleneck the estimate is still ramping up (nextCapacity) and the
+// delivery rises with it: a probe judged against such a baseline is
+// credited with the ramp — ten terminals at 256 ms on 802.11g adopted 8 and
+// then 32 segments per contender on their start-up's ×1.6–1.9 (lab,
+// default, 2026-11-26; a target queue of 168 ms). The span is wide because
+// every terminal must reach the same answer from slightly different views: on an aggregating
 // medium the queue of two segments per contender sits at 2–5 × its target
 // (the delay of a round of small aggregates), and a bound near that made
 // one terminal of four probe alone (lab, heterogeneous). Hosts without
