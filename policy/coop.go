@@ -363,20 +363,20 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 // target queue, outside a probe's own ticks) and its queue is within
 // probeQueueSpan × OffRatio of the target the windows were sized for. At an
 // idle bottleneck the estimate is still ramping up (nextCapacity) and the
-// delivery rises with it: a probe judged against such a baseline is
-// credited with the ramp — ten terminals at 256 ms on 802.11g adopted 8 and
-// then 32 segments per contender on their start-up's ×1.6–1.9 (lab,
-// default, 2026-11-26; a target queue of 168 ms). The span is wide because
-// every terminal must reach the same answer from slightly different views: on an aggregating
-// medium the queue of two segments per contender sits at 2–5 × its target
-// (the delay of a round of small aggregates), and a bound near that made
-// one terminal of four probe alone (lab, heterogeneous). Hosts without
-// coopcc queue hundreds of milliseconds, far beyond. A queue above the span
-// that the elasticity test has found to be the group's (compete.owns) is the
-// group's working point too: a medium whose access delay alone is above the
-// span (802.11ac at 1 Gbit/s: 4 ms of floor against a 0.9 ms target) must
-// be able to learn that it needs more queue. A probe is worth making when it
-// moves d* by a quarter or more.
+// delivery rises with it: a probe judged against such a baseline is credited
+// with the ramp — ten terminals at 256 ms on 802.11g adopted 8 and then 32
+// segments per contender on their start-up's ×1.6–1.9 (lab, default,
+// 2026-11-26; a target queue of 168 ms). The span is wide because every
+// terminal must reach the same answer from slightly different views: on an
+// aggregating medium the queue of two segments per contender sits at 2–5 ×
+// its target (the delay of a round of small aggregates), and a bound near
+// that made one terminal of four probe alone (lab, heterogeneous). Hosts
+// without coopcc queue hundreds of milliseconds, far beyond. A queue above
+// the span that the elasticity test has found to be the group's
+// (compete.owns) is the group's working point too: a medium whose access
+// delay alone is above the span (802.11ac at 1 Gbit/s: 4 ms of floor against
+// a 0.9 ms target) must be able to learn that it needs more queue. A probe
+// is worth making when it moves d* by a quarter or more.
 func (c *coop) observeProbe(now time.Time, g group, mss, sized float64, update bool) string {
 	cp := c.p.Coop
 	if !update || cp.DisableQueueProbe {

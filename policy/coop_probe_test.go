@@ -432,7 +432,9 @@ func TestQueueProbeNotDuringTheRamp(t *testing.T) {
 	view := func(now time.Time, q time.Duration, group float64) View {
 		v := View{Now: now, Flows: []FlowView{{Dst: dstA, MSS: mss, Cwnd: 60, SRTT: base + q, MinRTT: base, DeliveryRate: group / n}}}
 		for range n - 1 {
-			v.Peers = append(v.Peers, PeerView{ActiveFlows: 1, SRTT: base + q, MinRTT: base, DeliveryRate: group / n, Cwnd: 60})
+			p := inflatedPeer(base, q, group/n)
+			p.Cwnd = 60
+			v.Peers = append(v.Peers, p)
 		}
 		return v
 	}
