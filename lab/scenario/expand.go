@@ -104,20 +104,70 @@ type runBuild struct {
 // interleaves modes innermost (repetition outermost), so slow drift of the
 // machine affects every mode alike.
 func (s *Scenario) Expand(opt Options) ([]Run, error) {
-	modes := s.Modes
-	reps := s.Repetitions
-	sw := s.Sweep
-	scale := 1.0
+	modes, reps, sw, scale, err := s.applyOptions(opt)
+	if err != nil {
+		return nil, err
+	}
+	base := runBuild{n: s.Terminals.Count, managed: s.Terminals.Managed, delay: s.Wired.Delay,
+		wiredRate: s.Wired.Rate, apQSize: s.WLAN.APQueueSize}
+	if len(s.Terminals.Groups) > 0 {
+		base.n = s.maxTerminals() // the groups' counts summed
+	}
+	axes := sweepAxes(sw)
+	parsed := make([]Mode, len(modes))
+	for i, m := range modes {
+		md, err := ParseMode(m)
+		if err != nil {
+			return nil, err
+		}
+		parsed[i] = md
+	}
+	total := reps * len(parsed)
+	for _, a := range axes {
+		total *= len(a.labels)
+	}
+	if total > 10000 {
+		return nil, fmt.Errorf("scenario %s expands to %d runs; at most 10000 (reduce the sweep)", s.Name, total)
+	}
+	var runs []Run
+	idx := make([]int, len(axes))
+	for rep := 1; rep <= reps; rep++ {
+		for {
+			b := base
+			params := map[string]string{}
+			for i, a := range axes {
+				a.apply(&b, idx[i])
+				params[a.name] = a.labels[idx[i]]
+			}
+			params["n"] = fmt.Sprint(b.n)
+			params["delay"] = durationLabel(b.delay)
+			for _, m := range parsed {
+				r, err := s.buildRun(m, b, params, rep, scale)
+				if err != nil {
+					return nil, err
+				}
+				r.Index = len(runs)
+				runs = append(runs, r)
+			}
+			if !advance(idx, axes) {
+				break
+			}
+		}
+	}
+	return runs, nil
+}
+
+// applyOptions returns the modes, repetitions and sweep the options select
+// (the [quick] reductions, --repetitions) and the factor every time of the
+// traffic schedule is scaled by (quick.duration, --duration).
+func (s *Scenario) applyOptions(opt Options) (modes []string, reps int, sw Sweep, scale float64, err error) {
+	modes, reps, sw, scale = s.Modes, s.Repetitions, s.Sweep, 1.0
 	if opt.Quick {
 		q := s.Quick
 		if len(q.Modes) > 0 {
 			modes = q.Modes
 		}
-		if q.Repetitions > 0 {
-			reps = q.Repetitions
-		} else {
-			reps = 1
-		}
+		reps = max(q.Repetitions, 1)
 		if len(q.N) > 0 {
 			sw.N = q.N
 		}
@@ -136,24 +186,21 @@ func (s *Scenario) Expand(opt Options) ([]Run, error) {
 	}
 	if opt.Duration > 0 {
 		if opt.Duration.D() < time.Second {
-			return nil, fmt.Errorf("duration %v: want at least 1s", opt.Duration)
+			return nil, 0, sw, 0, fmt.Errorf("duration %v: want at least 1s", opt.Duration)
 		}
 		scale = opt.Duration.Seconds() / s.Traffic.Duration.Seconds()
 	}
 	if opt.Repetitions < 0 || opt.Repetitions > 100 {
-		return nil, fmt.Errorf("repetitions %d: want 1..100", opt.Repetitions)
+		return nil, 0, sw, 0, fmt.Errorf("repetitions %d: want 1..100", opt.Repetitions)
 	}
 	if opt.Repetitions > 0 {
 		reps = opt.Repetitions
 	}
-	base := runBuild{n: s.Terminals.Count, managed: s.Terminals.Managed, delay: s.Wired.Delay,
-		wiredRate: s.Wired.Rate, apQSize: s.WLAN.APQueueSize}
-	if len(s.Terminals.Groups) > 0 {
-		base.n = 0
-		for _, g := range s.Terminals.Groups {
-			base.n += g.Count
-		}
-	}
+	return modes, reps, sw, scale, nil
+}
+
+// sweepAxes returns the axes of a sweep, in the order run ids name them.
+func sweepAxes(sw Sweep) []axis {
 	var axes []axis
 	if len(sw.N) > 0 {
 		axes = append(axes, axis{"n", intLabels(sw.N), func(b *runBuild, i int) { b.n = sw.N[i] }})
@@ -195,56 +242,20 @@ func (s *Scenario) Expand(opt Options) ([]Run, error) {
 	if len(sw.BoundMultiplier) > 0 {
 		axes = append(axes, axis{"bound_multiplier", intLabels(sw.BoundMultiplier), func(b *runBuild, i int) { b.multiple = sw.BoundMultiplier[i] }})
 	}
-	parsed := make([]Mode, len(modes))
-	for i, m := range modes {
-		md, err := ParseMode(m)
-		if err != nil {
-			return nil, err
+	return axes
+}
+
+// advance moves the odometer idx over axes one step (the last axis
+// fastest) and reports false when it wrapped around.
+func advance(idx []int, axes []axis) bool {
+	for k := len(axes) - 1; k >= 0; k-- {
+		idx[k]++
+		if idx[k] < len(axes[k].labels) {
+			return true
 		}
-		parsed[i] = md
+		idx[k] = 0
 	}
-	total := reps * len(parsed)
-	for _, a := range axes {
-		total *= len(a.labels)
-	}
-	if total > 10000 {
-		return nil, fmt.Errorf("scenario %s expands to %d runs; at most 10000 (reduce the sweep)", s.Name, total)
-	}
-	var runs []Run
-	idx := make([]int, len(axes))
-	for rep := 1; rep <= reps; rep++ {
-		for {
-			b := base
-			params := map[string]string{}
-			for i, a := range axes {
-				a.apply(&b, idx[i])
-				params[a.name] = a.labels[idx[i]]
-			}
-			params["n"] = fmt.Sprint(b.n)
-			params["delay"] = durationLabel(b.delay)
-			for _, m := range parsed {
-				r, err := s.buildRun(m, b, params, rep, scale)
-				if err != nil {
-					return nil, err
-				}
-				r.Index = len(runs)
-				runs = append(runs, r)
-			}
-			// Advance the odometer (last axis fastest).
-			k := len(axes) - 1
-			for ; k >= 0; k-- {
-				idx[k]++
-				if idx[k] < len(axes[k].labels) {
-					break
-				}
-				idx[k] = 0
-			}
-			if k < 0 {
-				break
-			}
-		}
-	}
-	return runs, nil
+	return false
 }
 
 // idAxes is the order of axes in run ids after the mode.

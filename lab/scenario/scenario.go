@@ -392,6 +392,41 @@ func (s *Scenario) Validate() error {
 	if !nameRE.MatchString(s.Name) {
 		add("name %q: want 1-40 characters of a-z, 0-9, '-' or '_'", s.Name)
 	}
+	s.checkModes(add)
+	if s.Repetitions < 1 || s.Repetitions > 100 {
+		add("repetitions %d: want 1..100", s.Repetitions)
+	}
+	for name := range s.Policy {
+		if !isPolicy(name) {
+			add("policy.%s: unknown policy (known: %s)", name, strings.Join(PolicyNames(), ", "))
+		}
+	}
+	s.checkWLAN(add)
+	s.checkWired(add)
+	s.checkTraffic(add)
+	if len(s.Terminals.Groups) > 0 {
+		s.checkGroups(add)
+	} else {
+		s.checkTerminalCount(add)
+	}
+	s.checkTerminalsCommon(add)
+	s.checkSweep(add)
+	s.checkFaults(add, s.maxTerminals())
+	s.checkCalibration(add)
+	if s.Quick.Duration != 0 && s.Quick.Duration.D() < time.Second {
+		add("quick.duration %v: want at least 1s", s.Quick.Duration)
+	}
+	if s.Quick.Repetitions < 0 || s.Quick.Repetitions > s.Repetitions {
+		add("quick.repetitions %d: want 0..repetitions (%d)", s.Quick.Repetitions, s.Repetitions)
+	}
+	if len(errs) > 0 {
+		return errs[0]
+	}
+	return nil
+}
+
+// checkModes checks modes and quick.modes.
+func (s *Scenario) checkModes(add func(string, ...any)) {
 	if len(s.Modes) == 0 {
 		add("modes: list at least one mode (known: %s)", strings.Join(KnownModes(), ", "))
 	}
@@ -412,38 +447,14 @@ func (s *Scenario) Validate() error {
 			add("quick.modes: %v", err)
 		}
 	}
-	if s.Repetitions < 1 || s.Repetitions > 100 {
-		add("repetitions %d: want 1..100", s.Repetitions)
-	}
-	for name := range s.Policy {
-		if !isPolicy(name) {
-			add("policy.%s: unknown policy (known: %s)", name, strings.Join(PolicyNames(), ", "))
-		}
-	}
-	// WLAN.
-	p, ok := phyPresets[s.WLAN.PHY]
-	if !ok {
+}
+
+// checkWLAN checks the [wlan] table.
+func (s *Scenario) checkWLAN(add func(string, ...any)) {
+	if _, ok := phyPresets[s.WLAN.PHY]; !ok {
 		add("wlan.phy %q: want one of %s", s.WLAN.PHY, strings.Join(PHYNames(), ", "))
 	}
-	checkRate := func(key string, v float64) {
-		if v == 0 || !ok {
-			return
-		}
-		if v < 0 {
-			add("%s %v: must be positive", key, v)
-			return
-		}
-		if p.rates == nil {
-			return
-		}
-		for _, r := range p.rates {
-			if r == v {
-				return
-			}
-		}
-		add("%s %v Mbps: not a %s rate (want one of %v)", key, v, s.WLAN.PHY, p.rates)
-	}
-	checkRate("wlan.data_mbps", s.WLAN.DataMbps)
+	s.checkRate(add, "wlan.data_mbps", s.WLAN.DataMbps)
 	if !contains(apQueueModes, s.WLAN.APQueue) {
 		add("wlan.ap_queue %q: want one of %s", s.WLAN.APQueue, strings.Join(apQueueModes, ", "))
 	}
@@ -453,59 +464,24 @@ func (s *Scenario) Validate() error {
 	if s.WLAN.StaQueueSize < 1 || s.WLAN.StaQueueSize > 100000 {
 		add("wlan.sta_queue_size %d: want 1..100000 frames", s.WLAN.StaQueueSize)
 	}
-	checkFER := func(key string, v float64) {
-		if v < 0 || v >= 1 {
-			add("%s %v: want a probability in [0, 1)", key, v)
-		}
-	}
-	checkFER("wlan.fer", s.WLAN.FER)
+	checkProbability(add, "wlan.fer", s.WLAN.FER)
 	if s.WLAN.RetryLimit < 0 || s.WLAN.RetryLimit > 255 {
 		add("wlan.retry_limit %d: want 0..255 (0 = the preset's)", s.WLAN.RetryLimit)
 	}
 	if _, ok := wlanProfiles[s.WLAN.Profile]; s.WLAN.Profile != "" && !ok {
 		add("wlan.profile %q: want one of %s", s.WLAN.Profile, strings.Join(slices.Sorted(maps.Keys(wlanProfiles)), ", "))
 	}
-	checkRC := func(key, v string) {
-		if err := ratectl.CheckKind(v); err != nil {
-			add("%s: %v", key, err)
-		}
-	}
-	checkRC("wlan.rate_control", s.WLAN.RateControl)
+	checkRateControl(add, "wlan.rate_control", s.WLAN.RateControl)
 	if e := s.WLAN.Engine; e != "" && e != "threaded" && e != "inline" {
 		add("wlan.engine %q: want \"threaded\" or \"inline\"", e)
-	}
-	emuPHY, _ := phy.Lookup(strings.TrimPrefix(s.WLAN.PHY, "802.11")) // the emulator's rate set
-	checkPER := func(key string, m map[string]float64) {
-		for _, k := range slices.Sorted(maps.Keys(m)) {
-			r, err := strconv.ParseFloat(k, 64)
-			if err != nil || !slices.Contains(emuPHY.Rates, r) {
-				add("%s key %q: not a %s rate of the emulator (want one of %v)", key, k, s.WLAN.PHY, emuPHY.Rates)
-			}
-			if v := m[k]; v < 0 || v > 1 {
-				add("%s[%q] = %v: want 0..1", key, k, v)
-			}
-		}
-	}
-	checkSysctl := func(key string, m map[string]string) {
-		for _, k := range slices.Sorted(maps.Keys(m)) {
-			if err := CheckSysctl(k, m[k]); err != nil {
-				add("%s: %v", key, err)
-			}
-		}
-	}
-	checkRC("terminals.rate_control", s.Terminals.RateControl)
-	checkPER("terminals.per", s.Terminals.PER)
-	checkSysctl("terminals.sysctl", s.Terminals.Sysctl)
-	for i, g := range s.Terminals.Groups {
-		key := fmt.Sprintf("terminals.group[%d]", i)
-		checkRC(key+".rate_control", g.RateControl)
-		checkPER(key+".per", g.PER)
-		checkSysctl(key+".sysctl", g.Sysctl)
 	}
 	if s.WLAN.AMPDUMax < 0 || s.WLAN.AMPDUMax > 256 {
 		add("wlan.ampdu_max %d: want 0..256 (0 = the preset's)", s.WLAN.AMPDUMax)
 	}
-	// Wired.
+}
+
+// checkWired checks the [wired] table.
+func (s *Scenario) checkWired(add func(string, ...any)) {
 	if s.Wired.Rate < 1e5 || s.Wired.Rate > 100e9 {
 		add("wired.rate %v: want 100kbps..100Gbps", s.Wired.Rate)
 	}
@@ -515,8 +491,11 @@ func (s *Scenario) Validate() error {
 	if s.Wired.QueueSize < 1 || s.Wired.QueueSize > 1000000 {
 		add("wired.queue_size %d: want 1..1000000 packets", s.Wired.QueueSize)
 	}
-	checkFER("wired.loss", s.Wired.Loss)
-	// Traffic.
+	checkProbability(add, "wired.loss", s.Wired.Loss)
+}
+
+// checkTraffic checks the [traffic] table and the agent's on-off schedule.
+func (s *Scenario) checkTraffic(add func(string, ...any)) {
 	if s.Traffic.Tool != "iperf3" {
 		add("traffic.tool %q: only \"iperf3\" is supported", s.Traffic.Tool)
 	}
@@ -530,82 +509,104 @@ func (s *Scenario) Validate() error {
 	if s.Traffic.Port < 1024 || s.Traffic.Port > 60000 {
 		add("traffic.port %d: want 1024..60000", s.Traffic.Port)
 	}
-	// Terminals.
+}
+
+// checkGroups checks terminals given as [[terminals.group]] entries.
+func (s *Scenario) checkGroups(add func(string, ...any)) {
 	t := s.Terminals
-	if len(t.Groups) > 0 {
-		if t.Count != 0 {
-			add("terminals.count: give either count or [[terminals.group]] entries, not both")
-		}
-		if t.Managed.set {
-			add("terminals.managed: with groups, set managed in each [[terminals.group]]")
-		}
-		if len(s.Sweep.N) > 0 || len(s.Quick.N) > 0 {
-			add("sweep.n: cannot sweep the terminal count when terminals are given as groups")
-		}
-		if len(s.Sweep.Managed) > 0 || len(s.Quick.Managed) > 0 {
-			add("sweep.managed: cannot sweep the managed count when terminals are given as groups")
-		}
-		total := 0
-		names := map[string]bool{}
-		for i, g := range t.Groups {
-			key := fmt.Sprintf("terminals.group[%d]", i)
-			if g.Name != "" {
-				if !nameRE.MatchString(g.Name) {
-					add("%s.name %q: want a-z, 0-9, '-' or '_'", key, g.Name)
-				}
-				if names[g.Name] {
-					add("%s.name %q: used twice", key, g.Name)
-				}
-				names[g.Name] = true
+	if t.Count != 0 {
+		add("terminals.count: give either count or [[terminals.group]] entries, not both")
+	}
+	if t.Managed.set {
+		add("terminals.managed: with groups, set managed in each [[terminals.group]]")
+	}
+	if len(s.Sweep.N) > 0 || len(s.Quick.N) > 0 {
+		add("sweep.n: cannot sweep the terminal count when terminals are given as groups")
+	}
+	if len(s.Sweep.Managed) > 0 || len(s.Quick.Managed) > 0 {
+		add("sweep.managed: cannot sweep the managed count when terminals are given as groups")
+	}
+	names := map[string]bool{}
+	for i, g := range t.Groups {
+		key := fmt.Sprintf("terminals.group[%d]", i)
+		if g.Name != "" {
+			if !nameRE.MatchString(g.Name) {
+				add("%s.name %q: want a-z, 0-9, '-' or '_'", key, g.Name)
 			}
-			if g.Count < 1 {
-				add("%s.count %d: want at least 1", key, g.Count)
+			if names[g.Name] {
+				add("%s.name %q: used twice", key, g.Name)
 			}
-			total += g.Count
-			checkRate(key+".phy_mbps", g.PHYMbps)
-			if g.MaxMbps < 0 {
-				add("%s.max_mbps %g: want 0 (unknown) or more", key, g.MaxMbps)
-			}
-			checkFER(key+".fer", g.FER)
-			s.checkTiming(add, key, g.Start, g.Stop)
-			if g.CC != "" && !contains(kernelCCs, g.CC) {
-				add("%s.cc %q: want one of %s", key, g.CC, strings.Join(kernelCCs, ", "))
-			}
-			if g.Direction != "" && g.Direction != "up" && g.Direction != "down" {
-				add("%s.direction %q: want \"up\", \"down\" or leave it out for traffic.direction", key, g.Direction)
-			}
-			if g.Mobility != "" {
-				if err := checkMobility(g.Mobility); err != nil {
-					add("%s.mobility: %v", key, err)
-				}
-			}
+			names[g.Name] = true
 		}
-		if total > MaxTerminals {
-			add("terminals: %d in all, at most %d", total, MaxTerminals)
+		if g.Count < 1 {
+			add("%s.count %d: want at least 1", key, g.Count)
 		}
-	} else {
-		if t.Count < 1 && len(s.Sweep.N) == 0 {
-			add("terminals.count %d: want at least 1 (or list values in sweep.n)", t.Count)
+		s.checkRate(add, key+".phy_mbps", g.PHYMbps)
+		if g.MaxMbps < 0 {
+			add("%s.max_mbps %g: want 0 (unknown) or more", key, g.MaxMbps)
 		}
-		if t.Count > MaxTerminals {
-			add("terminals.count %d: at most %d", t.Count, MaxTerminals)
+		checkProbability(add, key+".fer", g.FER)
+		s.checkTiming(add, key, g.Start, g.Stop)
+		if g.CC != "" && !contains(kernelCCs, g.CC) {
+			add("%s.cc %q: want one of %s", key, g.CC, strings.Join(kernelCCs, ", "))
 		}
-		if !t.Managed.All && t.Managed.Count > max(t.Count, maxInt(s.Sweep.N)) {
-			add("terminals.managed %d: more than the %d terminals", t.Managed.Count, max(t.Count, maxInt(s.Sweep.N)))
+		if g.Direction != "" && g.Direction != "up" && g.Direction != "down" {
+			add("%s.direction %q: want \"up\", \"down\" or leave it out for traffic.direction", key, g.Direction)
 		}
-		checkRate("terminals.phy_mbps", t.PHYMbps)
-		s.checkTiming(add, "terminals", t.Start, t.Stop)
-		if t.Mobility != "" {
-			if err := checkMobility(t.Mobility); err != nil {
-				add("terminals.mobility: %v", err)
+		if g.Mobility != "" {
+			if err := checkMobility(g.Mobility); err != nil {
+				add("%s.mobility: %v", key, err)
 			}
 		}
 	}
-	checkFER("terminals.fer", t.FER)
+	if total := s.maxTerminals(); total > MaxTerminals {
+		add("terminals: %d in all, at most %d", total, MaxTerminals)
+	}
+}
+
+// checkTerminalCount checks terminals given as a count (no groups).
+func (s *Scenario) checkTerminalCount(add func(string, ...any)) {
+	t := s.Terminals
+	if t.Count < 1 && len(s.Sweep.N) == 0 {
+		add("terminals.count %d: want at least 1 (or list values in sweep.n)", t.Count)
+	}
+	if t.Count > MaxTerminals {
+		add("terminals.count %d: at most %d", t.Count, MaxTerminals)
+	}
+	if !t.Managed.All && t.Managed.Count > max(t.Count, maxInt(s.Sweep.N)) {
+		add("terminals.managed %d: more than the %d terminals", t.Managed.Count, max(t.Count, maxInt(s.Sweep.N)))
+	}
+	s.checkRate(add, "terminals.phy_mbps", t.PHYMbps)
+	s.checkTiming(add, "terminals", t.Start, t.Stop)
+	if t.Mobility != "" {
+		if err := checkMobility(t.Mobility); err != nil {
+			add("terminals.mobility: %v", err)
+		}
+	}
+}
+
+// checkTerminalsCommon checks what the [terminals] table and its groups
+// share: frame error rates, congestion control, rate control, PER tables
+// and sysctls.
+func (s *Scenario) checkTerminalsCommon(add func(string, ...any)) {
+	t := s.Terminals
+	checkProbability(add, "terminals.fer", t.FER)
 	if !contains(kernelCCs, t.CC) {
 		add("terminals.cc %q: want one of %s", t.CC, strings.Join(kernelCCs, ", "))
 	}
-	// Sweep and quick.
+	checkRateControl(add, "terminals.rate_control", t.RateControl)
+	s.checkPER(add, "terminals.per", t.PER)
+	checkSysctls(add, "terminals.sysctl", t.Sysctl)
+	for i, g := range t.Groups {
+		key := fmt.Sprintf("terminals.group[%d]", i)
+		checkRateControl(add, key+".rate_control", g.RateControl)
+		s.checkPER(add, key+".per", g.PER)
+		checkSysctls(add, key+".sysctl", g.Sysctl)
+	}
+}
+
+// checkSweep checks the [sweep] and [quick] lists.
+func (s *Scenario) checkSweep(add func(string, ...any)) {
 	checkN := func(key string, l IntList) {
 		for _, n := range l {
 			if n < 1 || n > MaxTerminals {
@@ -654,25 +655,75 @@ func (s *Scenario) Validate() error {
 			add("sweep.mobility: %v", err)
 		}
 	}
-	maxN := max(t.Count, maxInt(s.Sweep.N), maxInt(s.Quick.N))
-	if len(t.Groups) > 0 {
-		maxN = 0
-		for _, g := range t.Groups {
-			maxN += g.Count
+}
+
+// maxTerminals is the most terminals a run of the scenario has: the groups'
+// counts summed, or the largest of terminals.count, sweep.n and quick.n.
+func (s *Scenario) maxTerminals() int {
+	t := s.Terminals
+	if len(t.Groups) == 0 {
+		return max(t.Count, maxInt(s.Sweep.N), maxInt(s.Quick.N))
+	}
+	n := 0
+	for _, g := range t.Groups {
+		n += g.Count
+	}
+	return n
+}
+
+// checkRate checks a PHY rate (Mbit/s; 0 = the preset's) against the rates
+// of wlan.phy (nothing when the PHY is unknown: that has its own error).
+func (s *Scenario) checkRate(add func(string, ...any), key string, v float64) {
+	p, ok := phyPresets[s.WLAN.PHY]
+	if v == 0 || !ok {
+		return
+	}
+	if v < 0 {
+		add("%s %v: must be positive", key, v)
+		return
+	}
+	if p.rates == nil || slices.Contains(p.rates, v) {
+		return
+	}
+	add("%s %v Mbps: not a %s rate (want one of %v)", key, v, s.WLAN.PHY, p.rates)
+}
+
+// checkPER checks a packet error rate table keyed by the emulator's PHY
+// rates of wlan.phy.
+func (s *Scenario) checkPER(add func(string, ...any), key string, m map[string]float64) {
+	emuPHY, _ := phy.Lookup(strings.TrimPrefix(s.WLAN.PHY, "802.11")) // the emulator's rate set
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		r, err := strconv.ParseFloat(k, 64)
+		if err != nil || !slices.Contains(emuPHY.Rates, r) {
+			add("%s key %q: not a %s rate of the emulator (want one of %v)", key, k, s.WLAN.PHY, emuPHY.Rates)
+		}
+		if v := m[k]; v < 0 || v > 1 {
+			add("%s[%q] = %v: want 0..1", key, k, v)
 		}
 	}
-	s.checkFaults(add, maxN)
-	s.checkCalibration(add)
-	if s.Quick.Duration != 0 && s.Quick.Duration.D() < time.Second {
-		add("quick.duration %v: want at least 1s", s.Quick.Duration)
+}
+
+// checkProbability checks a frame error or loss rate: [0, 1).
+func checkProbability(add func(string, ...any), key string, v float64) {
+	if v < 0 || v >= 1 {
+		add("%s %v: want a probability in [0, 1)", key, v)
 	}
-	if s.Quick.Repetitions < 0 || s.Quick.Repetitions > s.Repetitions {
-		add("quick.repetitions %d: want 0..repetitions (%d)", s.Quick.Repetitions, s.Repetitions)
+}
+
+// checkRateControl checks a rate-control algorithm's name.
+func checkRateControl(add func(string, ...any), key, v string) {
+	if err := ratectl.CheckKind(v); err != nil {
+		add("%s: %v", key, err)
 	}
-	if len(errs) > 0 {
-		return errs[0]
+}
+
+// checkSysctls checks a table of sysctls.
+func checkSysctls(add func(string, ...any), key string, m map[string]string) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if err := CheckSysctl(k, m[k]); err != nil {
+			add("%s: %v", key, err)
+		}
 	}
-	return nil
 }
 
 func (s *Scenario) checkTiming(add func(string, ...any), key string, start, stop Duration) {
