@@ -127,106 +127,30 @@ func Summarize(run Run, rule LossRule) RunSummary {
 	rs := RunSummary{
 		ID: info.ID, Group: GroupKey(info), Mode: info.Mode, N: info.N, DelayMS: info.DelayMS,
 		Rep: info.Rep, Params: info.Params, Valid: info.Valid, InvalidReason: info.InvalidReason,
-		APDrops: math.NaN(), APQueueP95: math.NaN(),
 	}
 	var reasons []string
-	if !info.Valid {
-		r := info.InvalidReason
-		if r == "" {
-			r = "run.json: valid=false"
-		}
-		reasons = append(reasons, r)
-	}
-	if run.Emu != nil && run.Emu.Status != nil && !run.Emu.Status.Valid {
-		rs.Valid = false
-		r := "emulator overloaded"
-		if run.Emu.Status.Reason != "" {
-			r = "emulator: " + run.Emu.Status.Reason
-		}
-		if !strings.Contains(strings.Join(reasons, "; "), r) {
-			reasons = append(reasons, r)
-		}
-	}
-
-	airtime := map[string]float64{}
-	emuSta := map[string]EmuStation{}
+	rs.Valid, reasons = runValidity(run)
 	rs.Medium, rs.HasMedium = MediumOf(run.Emu)
+	rs.APDrops, rs.APQueueP95 = apQueueStats(run.Emu)
+	emuSta := map[string]EmuStation{}
 	if run.Emu != nil {
 		for _, st := range run.Emu.Stations {
-			airtime[st.Station] = st.AirtimeShare
 			emuSta[st.Station] = st
 		}
-		if q := run.Emu.Queue; len(q) > 0 {
-			rs.APDrops = float64(q[len(q)-1].DropsTotal)
-			fr := make([]float64, len(q))
-			for i, s := range q {
-				fr[i] = float64(s.Frames)
-			}
-			rs.APQueueP95 = Percentile(fr, 95)
-		}
 	}
-
-	var allRTT, goodputs, managed, unmanaged, xs, maxs, corrX, corrY []float64
-	var windows []stationWindow
-	byGroup := map[string][]float64{}
-	haveAllMax := true
+	var acc stationTotals
 	for _, st := range stationsOf(run) {
-		ss := StationSummary{Station: st.Name, Group: st.Group, Managed: st.Managed, PHYMbps: st.PHYMbps, MaxMbps: st.MaxMbps,
-			GoodputMbps: math.NaN(), IperfMbps: math.NaN(), Airtime: math.NaN(), BoundChanges: len(run.Bounds[st.Name])}
-		if a, ok := airtime[st.Name]; ok {
-			ss.Airtime = a
+		ss, smp, why := summarizeStation(run, st, rule, emuSta)
+		if len(why) > 0 {
+			reasons = append(reasons, why...)
+			rs.Valid = false
 		}
-		if e, ok := emuSta[st.Name]; ok {
-			ss.TxFrames, ss.QueueDrops, ss.RetryDrops = e.TxFrames, e.QueueDrops, e.RetryDrops
-		}
-		flows := DataFlows(run.Flows, st.Name)
-		ss.DataFlows = len(flows)
-		ss.Cwnd = CwndOf(flows)
-		var rtts []float64
-		var acked float64
-		var first, last float64 = math.Inf(1), math.Inf(-1)
-		for _, f := range flows {
-			rtts = append(rtts, SRTTsMs(f)...)
-			ss.Retrans += Retransmissions(f)
-			ss.Timeouts += LossEpisodes(f)
-			ss.LossEvents = append(ss.LossEvents, LossEvents(f, rule)...)
-			acked += float64(AckedBytes(f))
-			first = math.Min(first, f.Samples[0].T)
-			last = math.Max(last, f.Samples[len(f.Samples)-1].T)
-		}
-		ss.RTT = PercentilesOf(rtts)
-		allRTT = append(allRTT, rtts...)
-		from, to := st.StartS, st.StopS
-		if to <= from && len(flows) > 0 { // no schedule: the whole recording
-			from, to = first, last
-		}
-		cx, cy := srttGoodputPairs(flows, from, to)
-		corrX, corrY = append(corrX, cx...), append(corrY, cy...)
-		windowBytes, covered := 0.0, len(flows) > 0 && st.StopS > st.StartS && recordedUntil(run) >= st.StopS-windowSlack
-		source := SourceWindow
-		if rx := ReceiverFlows(run.Receivers, st.Name); covered && len(rx) > 0 {
-			source = SourceReceiver
-			for _, f := range rx {
-				windowBytes += ReceivedInWindow(f, st.StartS, st.StopS)
+		if math.IsNaN(ss.GoodputMbps) && len(info.Stations) > 0 {
+			// A terminal of the scenario without any measurement would make the
+			// aggregate too low and Jain too high: the run is incomplete.
+			if info.Valid { // a failed run says why itself; do not bury that
+				reasons = append(reasons, fmt.Sprintf("%s: no goodput (no iperf3 report, no data flow in flows.csv)", st.Name))
 			}
-		} else {
-			for _, f := range flows {
-				windowBytes += AckedInWindow(f, st.StartS, st.StopS)
-			}
-		}
-		if ip, ok := run.Iperf[st.Name]; ok && ip.ReceivedSeconds > 0 {
-			ss.IperfMbps = ip.GoodputMbps()
-		}
-		if covered {
-			ss.GoodputMbps, ss.GoodputSource = windowBytes*8/(st.StopS-st.StartS)/1e6, source
-		} else if !math.IsNaN(ss.IperfMbps) {
-			ss.GoodputMbps, ss.GoodputSource = ss.IperfMbps, SourceIperf
-		} else if len(flows) > 0 && last > first {
-			ss.GoodputMbps, ss.GoodputSource = acked*8/(last-first)/1e6, SourceAcked
-		}
-		if ip, ok := run.Iperf[st.Name]; ok && ip.Error != "" {
-			ss.IperfError = ip.Error
-			reasons = append(reasons, fmt.Sprintf("iperf3 on %s: %s", st.Name, ip.Error))
 			rs.Valid = false
 		}
 		for _, e := range ss.LossEvents {
@@ -239,58 +163,188 @@ func Summarize(run Run, rule LossRule) RunSummary {
 		}
 		rs.Retrans += ss.Retrans
 		rs.Timeouts += ss.Timeouts
-		if math.IsNaN(ss.GoodputMbps) && len(run.Info.Stations) > 0 {
-			// A terminal of the scenario without any measurement would make the
-			// aggregate too low and Jain too high: the run is incomplete.
-			if info.Valid { // a failed run says why itself; do not bury that
-				reasons = append(reasons, fmt.Sprintf("%s: no goodput (no iperf3 report, no data flow in flows.csv)", st.Name))
-			}
-			rs.Valid = false
-		}
-		if !math.IsNaN(ss.GoodputMbps) {
-			goodputs = append(goodputs, ss.GoodputMbps)
-			windows = append(windows, stationWindow{st.StartS, st.StopS, ss.GoodputMbps})
-			if st.Managed {
-				managed = append(managed, ss.GoodputMbps)
-			} else {
-				unmanaged = append(unmanaged, ss.GoodputMbps)
-			}
-			byGroup[StationGroup(st)] = append(byGroup[StationGroup(st)], ss.GoodputMbps)
-			xs = append(xs, ss.GoodputMbps)
-			maxs = append(maxs, st.MaxMbps)
-			haveAllMax = haveAllMax && st.MaxMbps > 0
-		}
+		acc.add(st, ss, smp)
 		rs.Stations = append(rs.Stations, ss)
 	}
+	reasons = append(reasons, acc.fill(&rs, info)...)
+	rs.RTT = PercentilesOf(acc.rtt)
+	rs.SRTTGoodputCorr = pearson(acc.corrX, acc.corrY)
+	rs.InvalidReason = strings.Join(reasons, "; ")
+	return rs
+}
+
+// runValidity is the run's validity before its stations are looked at
+// (the lab's verdict in run.json and the emulator's), with the reasons
+// when it is not valid.
+func runValidity(run Run) (valid bool, reasons []string) {
+	valid = run.Info.Valid
+	if !valid {
+		r := run.Info.InvalidReason
+		if r == "" {
+			r = "run.json: valid=false"
+		}
+		reasons = append(reasons, r)
+	}
+	if e := run.Emu; e != nil && e.Status != nil && !e.Status.Valid {
+		valid = false
+		r := "emulator overloaded"
+		if e.Status.Reason != "" {
+			r = "emulator: " + e.Status.Reason
+		}
+		if !strings.Contains(strings.Join(reasons, "; "), r) {
+			reasons = append(reasons, r)
+		}
+	}
+	return valid, reasons
+}
+
+// apQueueStats returns the AP's drops over the run and the 95th percentile
+// of its queue (frames); NaN without the emulator's queue log.
+func apQueueStats(e *Emu) (drops, p95 float64) {
+	if e == nil || len(e.Queue) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	q := e.Queue
+	fr := make([]float64, len(q))
+	for i, s := range q {
+		fr[i] = float64(s.Frames)
+	}
+	return float64(q[len(q)-1].DropsTotal), Percentile(fr, 95)
+}
+
+// summarizeStation summarizes one station of run: its flows, RTTs, losses
+// and goodput (from the receiver over its schedule when the recording covers
+// it, else iperf3's report, else what its flows had acknowledged), and the
+// samples the run's statistics pool. why says what makes the run invalid
+// because of this station (an iperf3 error).
+func summarizeStation(run Run, st Station, rule LossRule, emuSta map[string]EmuStation) (ss StationSummary, smp stationSamples, why []string) {
+	ss = StationSummary{Station: st.Name, Group: st.Group, Managed: st.Managed, PHYMbps: st.PHYMbps, MaxMbps: st.MaxMbps,
+		GoodputMbps: math.NaN(), IperfMbps: math.NaN(), Airtime: math.NaN(), BoundChanges: len(run.Bounds[st.Name])}
+	if e, ok := emuSta[st.Name]; ok {
+		ss.Airtime = e.AirtimeShare
+		ss.TxFrames, ss.QueueDrops, ss.RetryDrops = e.TxFrames, e.QueueDrops, e.RetryDrops
+	}
+	flows := DataFlows(run.Flows, st.Name)
+	ss.DataFlows = len(flows)
+	ss.Cwnd = CwndOf(flows)
+	var rtts []float64
+	var acked float64
+	var first, last float64 = math.Inf(1), math.Inf(-1)
+	for _, f := range flows {
+		rtts = append(rtts, SRTTsMs(f)...)
+		ss.Retrans += Retransmissions(f)
+		ss.Timeouts += LossEpisodes(f)
+		ss.LossEvents = append(ss.LossEvents, LossEvents(f, rule)...)
+		acked += float64(AckedBytes(f))
+		first = math.Min(first, f.Samples[0].T)
+		last = math.Max(last, f.Samples[len(f.Samples)-1].T)
+	}
+	ss.RTT = PercentilesOf(rtts)
+	smp.rtts = rtts
+	from, to := st.StartS, st.StopS
+	if to <= from && len(flows) > 0 { // no schedule: the whole recording
+		from, to = first, last
+	}
+	smp.corrX, smp.corrY = srttGoodputPairs(flows, from, to)
+	windowBytes, covered := 0.0, len(flows) > 0 && st.StopS > st.StartS && recordedUntil(run) >= st.StopS-windowSlack
+	source := SourceWindow
+	if rx := ReceiverFlows(run.Receivers, st.Name); covered && len(rx) > 0 {
+		source = SourceReceiver
+		for _, f := range rx {
+			windowBytes += ReceivedInWindow(f, st.StartS, st.StopS)
+		}
+	} else {
+		for _, f := range flows {
+			windowBytes += AckedInWindow(f, st.StartS, st.StopS)
+		}
+	}
+	ip, haveIperf := run.Iperf[st.Name]
+	if haveIperf && ip.ReceivedSeconds > 0 {
+		ss.IperfMbps = ip.GoodputMbps()
+	}
+	switch {
+	case covered:
+		ss.GoodputMbps, ss.GoodputSource = windowBytes*8/(st.StopS-st.StartS)/1e6, source
+	case !math.IsNaN(ss.IperfMbps):
+		ss.GoodputMbps, ss.GoodputSource = ss.IperfMbps, SourceIperf
+	case len(flows) > 0 && last > first:
+		ss.GoodputMbps, ss.GoodputSource = acked*8/(last-first)/1e6, SourceAcked
+	}
+	if haveIperf && ip.Error != "" {
+		ss.IperfError = ip.Error
+		why = append(why, fmt.Sprintf("iperf3 on %s: %s", st.Name, ip.Error))
+	}
+	return ss, smp, why
+}
+
+// stationSamples are one station's samples that the run's statistics pool:
+// its SRTTs (ms) and its per-second (SRTT, goodput) pairs.
+type stationSamples struct {
+	rtts, corrX, corrY []float64
+}
+
+// stationTotals collects the stations' summaries for the run's aggregates.
+type stationTotals struct {
+	goodputs, managed, unmanaged, maxs []float64
+	windows                            []stationWindow
+	byGroup                            map[string][]float64
+	missingMax                         bool
+	rtt, corrX, corrY                  []float64
+}
+
+// add takes one station's summary and samples.
+func (t *stationTotals) add(st Station, ss StationSummary, smp stationSamples) {
+	t.rtt = append(t.rtt, smp.rtts...)
+	t.corrX, t.corrY = append(t.corrX, smp.corrX...), append(t.corrY, smp.corrY...)
+	if math.IsNaN(ss.GoodputMbps) {
+		return
+	}
+	t.goodputs = append(t.goodputs, ss.GoodputMbps)
+	t.windows = append(t.windows, stationWindow{st.StartS, st.StopS, ss.GoodputMbps})
+	if st.Managed {
+		t.managed = append(t.managed, ss.GoodputMbps)
+	} else {
+		t.unmanaged = append(t.unmanaged, ss.GoodputMbps)
+	}
+	if t.byGroup == nil {
+		t.byGroup = map[string][]float64{}
+	}
+	t.byGroup[StationGroup(st)] = append(t.byGroup[StationGroup(st)], ss.GoodputMbps)
+	t.maxs = append(t.maxs, st.MaxMbps)
+	t.missingMax = t.missingMax || !(st.MaxMbps > 0)
+}
+
+// fill sets the run's aggregates from the stations: the aggregate goodput
+// (checked against what the medium can carry), Jain's index, the managed and
+// unmanaged means, the per-group means and the weighted fairness. It
+// returns what makes the run invalid (an aggregate physics forbids).
+func (t *stationTotals) fill(rs *RunSummary, info RunInfo) (why []string) {
 	rs.AggregateMbps, rs.Jain = math.NaN(), math.NaN()
-	if len(goodputs) > 0 {
-		rs.AggregateMbps = unionAggregate(windows)
-		rs.Jain = Jain(goodputs)
+	if len(t.goodputs) > 0 {
+		rs.AggregateMbps = unionAggregate(t.windows)
+		rs.Jain = Jain(t.goodputs)
 	}
 	rs.CapacityMbps = math.NaN()
 	if c, ok, err := Capacity(info); err != nil {
-		reasons = append(reasons, err.Error())
+		why = append(why, err.Error())
 	} else if ok {
 		rs.CapacityMbps = c
 		if rs.AggregateMbps > c*(1+CapacityTolerance) {
 			rs.Valid = false
-			reasons = append(reasons, fmt.Sprintf("aggregate %.1f Mbit/s is above what the medium can carry (%.1f Mbit/s): a measurement error, not a result", rs.AggregateMbps, c))
+			why = append(why, fmt.Sprintf("aggregate %.1f Mbit/s is above what the medium can carry (%.1f Mbit/s): a measurement error, not a result", rs.AggregateMbps, c))
 		}
 	}
-	rs.ManagedMbps, rs.UnmanagedMbps = StatOf(managed).Mean, StatOf(unmanaged).Mean
+	rs.ManagedMbps, rs.UnmanagedMbps = StatOf(t.managed).Mean, StatOf(t.unmanaged).Mean
 	rs.ManagedRatio = rs.ManagedMbps / rs.UnmanagedMbps // NaN when either is
 	rs.GroupMbps, rs.GroupCount = map[string]float64{}, map[string]int{}
-	for g, v := range byGroup {
+	for g, v := range t.byGroup {
 		rs.GroupMbps[g], rs.GroupCount[g] = StatOf(v).Mean, len(v)
 	}
 	rs.WeightedFairness = math.NaN()
-	if haveAllMax && len(xs) > 0 {
-		rs.WeightedFairness, _ = WeightedFairness(xs, maxs)
+	if !t.missingMax && len(t.goodputs) > 0 {
+		rs.WeightedFairness, _ = WeightedFairness(t.goodputs, t.maxs)
 	}
-	rs.RTT = PercentilesOf(allRTT)
-	rs.SRTTGoodputCorr = pearson(corrX, corrY)
-	rs.InvalidReason = strings.Join(reasons, "; ")
-	return rs
+	return why
 }
 
 // stationWindow is one station's traffic window and its goodput over it.
