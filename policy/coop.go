@@ -604,11 +604,11 @@ const competeDecay = 0.97
 // delivery rate, each one taken at most at what its windows carry at its
 // RTT: the AP hands ACKs back in bursts, and an evaluation's delivery can be
 // three times what the windows carry (lab: 2.36 MB/s in an evaluation of a
-// terminal whose windows carried 0.8). On the evaluation that enters
+// terminal whose windows carried 0.8). From the evaluation that enters
 // competitive mode (seed > 0, B/s) the floor also puts every bulk flow back
 // at its part of seed at today's RTT: the rate the terminal carried before
 // the group cut it (its recent peak, or the group's delivery per terminal
-// when the episode began).
+// when the episode began), decaying like the running maximum (noteBack).
 //
 // On 802.11 a station that has a frame ready whenever it wins the medium
 // gets its DCF share of the transmissions whatever the others queue in
@@ -628,6 +628,7 @@ func (c *coop) competing(gs []dstGroup, self terminal, why string, seed float64)
 		r = min(r, self.cwnd*float64(c.p.MSS)/rtt)
 	}
 	rate := c.comp.noteRate(r)
+	seed = c.comp.noteBack(seed)
 	flows := 0 // the rate is the bulk flows' (an idle control connection carries none of it)
 	for _, g := range gs {
 		flows += g.Bulk

@@ -41,8 +41,9 @@ type compete struct {
 	med, medAt medium
 	offUntil   time.Time
 	// rate is the running maximum of this terminal's delivery rate in
-	// the off period (B/s; noteRate).
-	rate      float64
+	// the off period (B/s; noteRate); back the rate it carried before the
+	// group cut it (B/s; noteBack), decaying alike.
+	rate, back float64
 	offFor    time.Duration // current off period (0 = OffFor)
 	retriedAt time.Time     // when the last off period ended
 	bounded   int           // peers with an upper bound in force at the last evaluation
@@ -87,6 +88,23 @@ func (s *compete) noteRate(r float64) float64 {
 	return s.rate
 }
 
+// noteBack records the rate this terminal carried before the group cut it
+// (seed, B/s: given on the evaluation that enters competitive mode, 0
+// after) and returns what of it the floor still restores: seed, decaying by
+// competeDecay per evaluation like the running maximum (noteRate). It
+// outlives the evaluation that enters competitive mode because the floor
+// it sizes may not get through at once: the agent caps a lower bound at
+// twice the window the terminal delivered in its last evaluation
+// (ClampDecision), and behind the hosts' ACKs at the AP an evaluation may
+// see no ACK at all — beside 8 CUBIC hosts at 256 ms (lab, coexistence
+// --quick, N = 10) a floor of 79 segments, the rate before the cut, was
+// applied as 10, the terminal stayed at the 27 segments coop had cut it
+// to, and its flow stalled on a timeout for 4 s.
+func (s *compete) noteBack(seed float64) float64 {
+	s.back = max(s.back*competeDecay, seed)
+	return s.back
+}
+
 // rejoin records how many peers have an upper bound in force at this
 // evaluation and reports whether more do than at the last one: peers that
 // came back from competitive mode, or that got their first estimate. Their
@@ -119,7 +137,7 @@ func (s *compete) enterOff(now time.Time, base time.Duration) time.Duration {
 	if !s.retriedAt.IsZero() { // inelastic again within an off period of the retry
 		s.offFor = min(2*s.offFor, 8*base)
 	}
-	s.offUntil, s.since, s.rate = now.Add(s.offFor), time.Time{}, 0
+	s.offUntil, s.since, s.rate, s.back = now.Add(s.offFor), time.Time{}, 0, 0
 	return s.offFor
 }
 
@@ -130,7 +148,7 @@ func (s *compete) retry(now time.Time) bool {
 		return false
 	}
 	s.offUntil, s.since, s.retriedAt, s.held = time.Time{}, time.Time{}, now, time.Time{}
-	s.c0, s.m0, s.rate = 0, 0, 0
+	s.c0, s.m0, s.rate, s.back = 0, 0, 0, 0
 	s.medAt = medium{} // the medium as the fresh start finds it (see)
 	return true
 }

@@ -373,6 +373,38 @@ func TestCoopCompetesFromAtLeastTheGroupsShare(t *testing.T) {
 	}
 }
 
+// The rate the terminal carried before the group cut it outlives the
+// evaluation that enters competitive mode, decaying like the running
+// maximum: the agent caps a lower bound at twice the window the terminal
+// delivered in its last evaluation (ClampDecision), and behind the hosts'
+// ACKs at the AP an evaluation may see none. The lab's numbers (coexistence
+// --quick, N = 10, 256 ms): 244 kB/s before the cut at an RTT of 473 ms, a
+// terminal cut to 27 segments whose first evaluation after the verdict saw
+// no ACK. Restored on that evaluation only, the floor was applied as 10 and
+// the window stayed at 27–29 (2 × its delivery at the base RTT).
+func TestCoopFloorRestoresTheRateBeforeTheCutThroughTheCap(t *testing.T) {
+	const srtt, mss, seed = 0.473, 1448.0, 243880.0
+	gs := []dstGroup{{Dst: dstA, Flows: 1, Bulk: 1, SRTT: secs(srtt), MinRTT: 256 * time.Millisecond, MSS: 1448}}
+	c := newCoopT(t, Params{})
+	want := seed * srtt / mss // 79.6 segments
+	cwnd := 27.0
+	for i := 0; i < 4; i++ {
+		delivered, s := 0.0, 0.0
+		if i == 0 {
+			s = seed
+		} else {
+			delivered = cwnd * mss / srtt
+		}
+		self := terminal{rate: delivered, cwnd: cwnd, base: 256 * time.Millisecond, queue: secs(srtt - 0.256)}
+		v := View{Flows: []FlowView{{Dst: dstA, Cwnd: uint32(cwnd), MSS: mss, SRTT: secs(srtt), MinRTT: 256 * time.Millisecond, DeliveryRate: delivered}}}
+		lo := ClampDecision(c.competing(gs, self, "why", s), v, MinHi).PerDst[dstA].Lo
+		cwnd = max(cwnd, float64(lo)) // the datapath raises cwnd to lo
+	}
+	if cwnd < 0.85*want || cwnd > want+1 {
+		t.Errorf("window %.0f segments four evaluations after the verdict, want the rate before the cut at today's RTT: %.0f (0.85–1 ×)", cwnd, want)
+	}
+}
+
 // In competitive mode the floor ramps a window-limited terminal up to its
 // share of the medium and stops there. The model: a station that gets
 // share B/s of the medium whenever it has a frame ready, behind base RTT
