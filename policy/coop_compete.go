@@ -44,9 +44,9 @@ type compete struct {
 	// the off period (B/s; noteRate); back the rate it carried before the
 	// group cut it (B/s; noteBack), decaying alike.
 	rate, back float64
-	offFor    time.Duration // current off period (0 = OffFor)
-	retriedAt time.Time     // when the last off period ended
-	bounded   int           // peers with an upper bound in force at the last evaluation
+	offFor     time.Duration // current off period (0 = OffFor)
+	retriedAt  time.Time     // when the last off period ended
+	bounded    int           // peers with an upper bound in force at the last evaluation
 	// held is the last time the group's windows rose (see watch): from
 	// then on they have stayed at or under wHeld segments, and dHeld is
 	// the queue they made (its peak over the first settle, watch);
@@ -372,19 +372,31 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 	if !s.retriedAt.IsZero() && now.Sub(s.retriedAt) > s.offFor {
 		s.offFor, s.retriedAt = base, time.Time{} // cooperated for a whole period: forgive
 	}
+	atFloor, open := s.track(now, n, d, dStar, capacity, floorWin, sized, measured)
+	if !open {
+		return ""
+	}
+	return s.judge(now, cp, n, d, dStar, rbar, capacity, floorWin, measured, atFloor)
+}
+
+// track keeps the episode's books for one evaluation (observe's
+// arguments): it closes the episode at the target and opens, resumes or
+// restarts it; it reports whether the windows sit at their floor and
+// whether an episode is open to be judged now.
+func (s *compete) track(now time.Time, n int, d, dStar, capacity, floorWin, sized, measured float64) (atFloor, open bool) {
 	if capacity <= 0 || d <= dStar {
 		s.since, s.c0, s.m0 = time.Time{}, 0, 0 // at the target: the reference goes
 		if capacity > 0 {
 			s.medAt = s.med.atTarget(s.medAt) // the medium the group works on at its target
 		}
-		return ""
+		return false, false
 	}
 	if n != s.nFormed || s.formed.IsZero() {
 		s.nFormed, s.formed = n, now
 	}
 	if s.since.IsZero() && n == s.n0 && s.c0 > 0 {
 		s.resume(now, d, capacity) // closed by a new target or a probe, not by reaching it
-		return ""
+		return false, false
 	}
 	if s.since.IsZero() || now.Before(s.since) || n > s.n0 {
 		// A terminal that joined changes the queue by itself: the test
@@ -396,9 +408,9 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 		// lower estimate, and one terminal never got its verdict while
 		// its window fell to 5 segments and its flow to RTO backoff.
 		s.start(now, n, d, capacity, measured)
-		return ""
+		return false, false
 	}
-	atFloor := sized > 0 && capacity <= floorWin/sized
+	atFloor = sized > 0 && capacity <= floorWin/sized
 	if capacity > s.c0*(1+1e-9) && !atFloor {
 		// The estimate rose since the episode began (the delivery lifted
 		// it below OffRatio·d*): the cut is measured from where the
@@ -409,8 +421,14 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 		// it had carried. (At the floor the capacity passed in rises as
 		// the queue falls: that is no rise of the estimate.)
 		s.start(now, n, d, capacity, measured)
-		return ""
+		return atFloor, false
 	}
+	return atFloor, true
+}
+
+// judge judges the open episode's queue d (observe's arguments; atFloor
+// from track) and returns a reason when coop must compete now.
+func (s *compete) judge(now time.Time, cp CoopParams, n int, d, dStar, rbar, capacity, floorWin, measured float64, atFloor bool) string {
 	if d > s.d0 && now.Sub(s.since) <= s.peakSpan(cp, rbar, d) {
 		// Within a round trip (at the queue as it is) of the cut, what was
 		// sent before it is still arriving (a slow start's last doublings: 162 ms at the cut, 407 ms
@@ -446,6 +464,14 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 		s.owned = true
 		return ""
 	}
+	return s.inelastic(now, cp, n, d, dStar, rbar, capacity, floorWin, measured, atFloor, cut, grew)
+}
+
+// inelastic gives judge's verdict on a queue that did not follow the cut
+// (or grew at held windows): none while the queue is the group's own
+// (owned, or within OffRatio of what its windows explain) or while the
+// medium runs slower than it did, else competitive mode.
+func (s *compete) inelastic(now time.Time, cp CoopParams, n int, d, dStar, rbar, capacity, floorWin, measured float64, atFloor, cut, grew bool) string {
 	if s.owns(d) {
 		// It followed the group's windows and has not grown since: no
 		// new evidence, and no verdict. Judged again against a fifth
@@ -504,7 +530,7 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 		s.start(now, n, d, capacity, measured)
 		return ""
 	}
-	off := s.enterOff(now, base)
+	off := s.enterOff(now, cp.OffFor)
 	if grew {
 		return fmt.Sprintf("coop: competing (no upper bound) for %v: queue %v grew from %v while the group's windows held at %.0f segments (hosts without coopcc, or a bottleneck elsewhere)",
 			off, seconds(d), seconds(s.dHeld), s.wHeld)
