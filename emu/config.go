@@ -158,9 +158,54 @@ func (c *Config) Normalize() error {
 	if c.PHY == "" {
 		c.PHY = "g"
 	}
-	if _, err := c.Preset(); err != nil {
+	p, err := c.Preset()
+	if err != nil {
 		return err
 	}
+	if err := c.normalizeEngine(); err != nil {
+		return err
+	}
+	if err := c.normalizeAP(); err != nil {
+		return err
+	}
+	if err := c.Wire.Up.Validate(); err != nil {
+		return fmt.Errorf("wire.up: %w", err)
+	}
+	if err := c.Wire.Down.Validate(); err != nil {
+		return fmt.Errorf("wire.down: %w", err)
+	}
+	if c.Server.Iface == "" {
+		c.Server.Iface = "eth0"
+	}
+	if c.Server.MAC == "" {
+		c.Server.MAC = "02:c0:0c:00:ff:01"
+	}
+	if _, err := net.ParseMAC(c.Server.MAC); err != nil {
+		return fmt.Errorf("server.mac: %w", err)
+	}
+	if len(c.Stations) == 0 {
+		return fmt.Errorf("no stations: add at least one [[stations]] table")
+	}
+	if len(c.Stations) > 250 {
+		return fmt.Errorf("%d stations: at most 250", len(c.Stations))
+	}
+	names := map[string]bool{}
+	for i := range c.Stations {
+		s := &c.Stations[i]
+		if err := s.normalize(i, p); err != nil {
+			return err
+		}
+		if names[s.Name] {
+			return fmt.Errorf("station name %q used twice", s.Name)
+		}
+		names[s.Name] = true
+	}
+	return nil
+}
+
+// normalizeEngine fills in and checks the engine's own settings: seed,
+// lateness threshold, scheduling, sampling and the engine kind.
+func (c *Config) normalizeEngine() error {
 	if c.Seed == 0 {
 		c.Seed = 1
 	}
@@ -192,6 +237,11 @@ func (c *Config) Normalize() error {
 	if c.LatenessThresholdUs < 0 || c.SampleIntervalMs < 0 || c.SpinMaxUs < 0 || c.RetryLimit < 0 || c.AMPDUMaxFrames < 0 || c.AMPDUMaxBytes < 0 {
 		return fmt.Errorf("lateness_threshold_us, sample_interval_ms, retry_limit and ampdu limits must not be negative")
 	}
+	return nil
+}
+
+// normalizeAP fills in and checks the [ap] table.
+func (c *Config) normalizeAP() error {
 	switch c.AP.Queue {
 	case "":
 		c.AP.Queue = "fifo"
@@ -219,65 +269,41 @@ func (c *Config) Normalize() error {
 	if c.AP.AIFSN < 0 || c.AP.CWMin < 0 || c.AP.CWMax < c.AP.CWMin || c.AP.QueueFrames < 0 {
 		return fmt.Errorf("ap: need aifsn >= 0, 0 <= cwmin <= cwmax, queue_frames >= 0")
 	}
-	if err := c.Wire.Up.Validate(); err != nil {
-		return fmt.Errorf("wire.up: %w", err)
+	return nil
+}
+
+// normalize fills in and checks the i-th (from 0) [[stations]] table on
+// PHY preset p.
+func (s *Station) normalize(i int, p phy.Preset) error {
+	if s.Name == "" {
+		s.Name = fmt.Sprintf("sta%d", i+1)
 	}
-	if err := c.Wire.Down.Validate(); err != nil {
-		return fmt.Errorf("wire.down: %w", err)
+	if s.Iface == "" {
+		s.Iface = "wlan0"
 	}
-	if len(c.Stations) == 0 {
-		return fmt.Errorf("no stations: add at least one [[stations]] table")
+	if s.MAC == "" {
+		s.MAC = fmt.Sprintf("02:c0:0c:00:%02x:%02x", (i+1)>>8, (i+1)&0xff)
 	}
-	if len(c.Stations) > 250 {
-		return fmt.Errorf("%d stations: at most 250", len(c.Stations))
+	if _, err := net.ParseMAC(s.MAC); err != nil {
+		return fmt.Errorf("station %s mac: %w", s.Name, err)
 	}
-	if c.Server.Iface == "" {
-		c.Server.Iface = "eth0"
+	if s.QueueFrames == 0 {
+		s.QueueFrames = 1000
 	}
-	if c.Server.MAC == "" {
-		c.Server.MAC = "02:c0:0c:00:ff:01"
+	if s.RateMbps < 0 || s.FER < 0 || s.FER > 1 || s.ExtraDelayMs < 0 || s.QueueFrames < 0 {
+		return fmt.Errorf("station %s: need rate_mbps >= 0, 0 <= fer <= 1, extra_delay_ms >= 0, queue_frames >= 0", s.Name)
 	}
-	if _, err := net.ParseMAC(c.Server.MAC); err != nil {
-		return fmt.Errorf("server.mac: %w", err)
+	if err := ratectl.CheckKind(s.RateControl); err != nil {
+		return fmt.Errorf("station %s rate_control: %w", s.Name, err)
 	}
-	names := map[string]bool{}
-	for i := range c.Stations {
-		s := &c.Stations[i]
-		if s.Name == "" {
-			s.Name = fmt.Sprintf("sta%d", i+1)
-		}
-		if names[s.Name] {
-			return fmt.Errorf("station name %q used twice", s.Name)
-		}
-		names[s.Name] = true
-		if s.Iface == "" {
-			s.Iface = "wlan0"
-		}
-		if s.MAC == "" {
-			s.MAC = fmt.Sprintf("02:c0:0c:00:%02x:%02x", (i+1)>>8, (i+1)&0xff)
-		}
-		if _, err := net.ParseMAC(s.MAC); err != nil {
-			return fmt.Errorf("station %s mac: %w", s.Name, err)
-		}
-		if s.QueueFrames == 0 {
-			s.QueueFrames = 1000
-		}
-		if s.RateMbps < 0 || s.FER < 0 || s.FER > 1 || s.ExtraDelayMs < 0 || s.QueueFrames < 0 {
-			return fmt.Errorf("station %s: need rate_mbps >= 0, 0 <= fer <= 1, extra_delay_ms >= 0, queue_frames >= 0", s.Name)
-		}
-		if err := ratectl.CheckKind(s.RateControl); err != nil {
-			return fmt.Errorf("station %s rate_control: %w", s.Name, err)
-		}
-		p, _ := c.Preset()
-		if _, err := s.PERTable(p); err != nil {
-			return err
-		}
-		if s.RateMbps > 0 && s.RateControl != "" && s.RateControl != ratectl.KindConstant && s.RateMbps < p.Rates[0] {
-			return fmt.Errorf("station %s: rate_mbps %v is below every %s rate, nothing for rate control to choose", s.Name, s.RateMbps, p.Name)
-		}
-		if len(s.Iface) > 15 || strings.ContainsAny(s.Iface, " /") {
-			return fmt.Errorf("station %s: interface name %q invalid (at most 15 characters, no spaces or slashes)", s.Name, s.Iface)
-		}
+	if _, err := s.PERTable(p); err != nil {
+		return err
+	}
+	if s.RateMbps > 0 && s.RateControl != "" && s.RateControl != ratectl.KindConstant && s.RateMbps < p.Rates[0] {
+		return fmt.Errorf("station %s: rate_mbps %v is below every %s rate, nothing for rate control to choose", s.Name, s.RateMbps, p.Name)
+	}
+	if len(s.Iface) > 15 || strings.ContainsAny(s.Iface, " /") {
+		return fmt.Errorf("station %s: interface name %q invalid (at most 15 characters, no spaces or slashes)", s.Name, s.Iface)
 	}
 	return nil
 }
