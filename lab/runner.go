@@ -311,47 +311,13 @@ func executeRun(ctx context.Context, r scenario.Run, cfg RunnerConfig) (res *sch
 	}
 	res.Server = tb.Server.Addr.String()
 
-	// Per-namespace sysctls. The default CC of a namespace can only be set
-	// to an algorithm in the host's tcp_allowed_congestion_control; iperf3
-	// is given -C anyway, so an EPERM here is recorded, not fatal.
-	for i, nd := range tb.Nodes() {
-		cc := serverCC(r)
-		if i < len(r.Stations) {
-			cc = r.Stations[i].CC
-		}
-		if err := tb.SetSysctls(nd, [][2]string{{"net.ipv4.tcp_no_metrics_save", "1"}}); err != nil {
-			return res, err
-		}
-		_ = tb.SetSysctls(nd, [][2]string{{"net.ipv4.tcp_congestion_control", cc}})
-	}
-	// The scenario's per-terminal sysctls ([terminals] sysctl), before any
-	// traffic or agent starts; a key that cannot be set fails the run.
-	var extraSysctls []string
-	for i, st := range r.Stations {
-		for _, k := range slices.Sorted(maps.Keys(st.Sysctl)) {
-			if err := tb.SetSysctls(tb.Stations[i], [][2]string{{k, st.Sysctl[k]}}); err != nil {
-				return res, fmt.Errorf("%s: sysctl %s = %s: %w", st.Name, k, st.Sysctl[k], err)
-			}
-			if !slices.Contains(extraSysctls, k) && !slices.Contains(recordedSysctls, k) {
-				extraSysctls = append(extraSysctls, k)
-			}
-		}
+	extraSysctls, err := setRunSysctls(tb, r)
+	if err != nil {
+		return res, err
 	}
 
-	// Links.
-	switch cfg.Backend {
-	case testbed.BackendVeth:
-		if err := tb.ConnectVeth(); err != nil {
-			return res, err
-		}
-	case testbed.BackendEmu:
-		argv, err := emuCommand(r, tb, cfg.Coopcc, tmp, filepath.Join(dir, "emu"))
-		if err != nil {
-			return res, err
-		}
-		if err := tb.StartEmu(ctx, argv, filepath.Join(dir, "logs", "emu.log"), emuReadyTimeout); err != nil {
-			return res, err
-		}
+	if err := connectLinks(ctx, r, tb, cfg, tmp, dir); err != nil {
+		return res, err
 	}
 
 	// Agents on managed stations in policy modes.
@@ -362,21 +328,8 @@ func executeRun(ctx context.Context, r scenario.Run, cfg RunnerConfig) (res *sch
 		}
 	}
 
-	// iperf3 servers, one port per station.
-	for i := range r.Stations {
-		port := r.Traffic.Port + i
-		logf, err := os.Create(filepath.Join(dir, "logs", fmt.Sprintf("iperf3-server-%d.log", port)))
-		if err != nil {
-			return res, fmt.Errorf("create iperf3 server log: %w", err)
-		}
-		p, err := tb.Exec(tb.Server, "iperf3 server", []string{"iperf3", "-s", "-p", strconv.Itoa(port)}, logf, logf, syscall.SIGKILL)
-		logf.Close()
-		if err != nil {
-			return res, err
-		}
-		if err := p.WaitListen(ctx, port, 10*time.Second); err != nil {
-			return res, err
-		}
+	if err := startServers(ctx, r, tb, dir); err != nil {
+		return res, err
 	}
 	res.Sysctls = tb.ReadSysctls(append(slices.Clone(recordedSysctls), extraSysctls...)...)
 	for _, st := range r.Stations {
@@ -410,25 +363,9 @@ func executeRun(ctx context.Context, r scenario.Run, cfg RunnerConfig) (res *sch
 	res.TrafficStart = t0.UTC()
 	faults := startFaults(r, tb, agents, t0, filepath.Join(tmp, "group.key"), cfg.Coopcc, dir)
 	defer func() { res.Faults = faults.stop() }()
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	for i := range r.Stations {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			launched, exited, err := runClient(ctx, r, tb, i, t0, dir, smp.largestRTT)
-			mu.Lock()
-			res.Stations[i].LaunchedS, res.Stations[i].ExitedS = launched.Seconds(), exited.Seconds()
-			mu.Unlock()
-			if err != nil {
-				mu.Lock()
-				errs = append(errs, err.Error())
-				mu.Unlock()
-			}
-		}(i)
-	}
+	clientsDone := runClients(ctx, r, tb, t0, dir, smp.largestRTT, res, note)
 	stopTicker := progressTicker(cfg.Log, r.Length.D(), t0)
-	wg.Wait()
+	clientsDone()
 	stopTicker()
 	res.DurationS = time.Since(t0).Seconds()
 	res.Faults = faults.stop()
@@ -446,16 +383,110 @@ func executeRun(ctx context.Context, r scenario.Run, cfg RunnerConfig) (res *sch
 		note(tb.StopEmu())
 		readEmuValidity(res, filepath.Join(dir, "emu", "emu.json"))
 	}
-	res.GoodputBps = map[string]float64{}
+	res.GoodputBps = iperf3Goodputs(r, dir, note)
+	return res, nil
+}
+
+// setRunSysctls sets each namespace's sysctls before any traffic or agent
+// starts and returns the scenario's own keys that the run records beside
+// recordedSysctls. The default CC of a namespace can only be set to an
+// algorithm in the host's tcp_allowed_congestion_control; iperf3 is given -C
+// anyway, so an EPERM there is not fatal. A key of the scenario's
+// ([terminals] sysctl) that cannot be set fails the run.
+func setRunSysctls(tb *testbed.Testbed, r scenario.Run) (extra []string, err error) {
+	for i, nd := range tb.Nodes() {
+		cc := serverCC(r)
+		if i < len(r.Stations) {
+			cc = r.Stations[i].CC
+		}
+		if err := tb.SetSysctls(nd, [][2]string{{"net.ipv4.tcp_no_metrics_save", "1"}}); err != nil {
+			return nil, err
+		}
+		_ = tb.SetSysctls(nd, [][2]string{{"net.ipv4.tcp_congestion_control", cc}})
+	}
+	for i, st := range r.Stations {
+		for _, k := range slices.Sorted(maps.Keys(st.Sysctl)) {
+			if err := tb.SetSysctls(tb.Stations[i], [][2]string{{k, st.Sysctl[k]}}); err != nil {
+				return nil, fmt.Errorf("%s: sysctl %s = %s: %w", st.Name, k, st.Sysctl[k], err)
+			}
+			if !slices.Contains(extra, k) && !slices.Contains(recordedSysctls, k) {
+				extra = append(extra, k)
+			}
+		}
+	}
+	return extra, nil
+}
+
+// connectLinks joins the stations and the server: a plain bridge (veth
+// backend) or the WLAN emulator, started and ready.
+func connectLinks(ctx context.Context, r scenario.Run, tb *testbed.Testbed, cfg RunnerConfig, tmp, dir string) error {
+	switch cfg.Backend {
+	case testbed.BackendVeth:
+		return tb.ConnectVeth()
+	case testbed.BackendEmu:
+		argv, err := emuCommand(r, tb, cfg.Coopcc, tmp, filepath.Join(dir, "emu"))
+		if err != nil {
+			return err
+		}
+		return tb.StartEmu(ctx, argv, filepath.Join(dir, "logs", "emu.log"), emuReadyTimeout)
+	}
+	return nil
+}
+
+// startServers starts one iperf3 server per station on the server, each on
+// its own port, and waits until each listens.
+func startServers(ctx context.Context, r scenario.Run, tb *testbed.Testbed, dir string) error {
+	for i := range r.Stations {
+		port := r.Traffic.Port + i
+		logf, err := os.Create(filepath.Join(dir, "logs", fmt.Sprintf("iperf3-server-%d.log", port)))
+		if err != nil {
+			return fmt.Errorf("create iperf3 server log: %w", err)
+		}
+		p, err := tb.Exec(tb.Server, "iperf3 server", []string{"iperf3", "-s", "-p", strconv.Itoa(port)}, logf, logf, syscall.SIGKILL)
+		logf.Close()
+		if err != nil {
+			return err
+		}
+		if err := p.WaitListen(ctx, port, 10*time.Second); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runClients starts every station's iperf3 client at its start time after
+// t0 and returns a function that waits for all of them; each station's
+// launch and exit times go into res, its error to note.
+func runClients(ctx context.Context, r scenario.Run, tb *testbed.Testbed, t0 time.Time, dir string, largestRTT func(int) time.Duration, res *schema.Run, note func(error)) (wait func()) {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for i := range r.Stations {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			launched, exited, err := runClient(ctx, r, tb, i, t0, dir, largestRTT)
+			mu.Lock()
+			defer mu.Unlock()
+			res.Stations[i].LaunchedS, res.Stations[i].ExitedS = launched.Seconds(), exited.Seconds()
+			note(err)
+		}(i)
+	}
+	return wg.Wait
+}
+
+// iperf3Goodputs reads each station's goodput from its iperf3 report; a
+// report that cannot be read goes to note.
+func iperf3Goodputs(r scenario.Run, dir string, note func(error)) map[string]float64 {
+	out := map[string]float64{}
 	for _, st := range r.Stations {
 		g, err := iperf3Goodput(filepath.Join(dir, "iperf3", st.Name+".json"))
 		if err != nil {
 			note(err)
 			continue
 		}
-		res.GoodputBps[st.Name] = g
+		out[st.Name] = g
 	}
-	return res, nil
+	return out
 }
 
 // progressTicker prints the traffic phase's progress every 15 s for runs
