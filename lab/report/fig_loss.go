@@ -159,50 +159,86 @@ func (m *model) lossTrace(i int, station string) (*figure, error) {
 		}
 	}
 	for _, fl := range analysis.DataFlows(run.Flows, station) {
-		var tp, cw, rt, sacked, retr plotter.XYs
-		for k, s := range fl.Samples {
-			sacked = append(sacked, plotter.XY{X: s.T, Y: float64(s.Sacked)})
-			d := 0.0
-			if k > 0 && s.TotalRetrans > fl.Samples[k-1].TotalRetrans {
-				d = float64(s.TotalRetrans - fl.Samples[k-1].TotalRetrans)
-			}
-			retr = append(retr, plotter.XY{X: s.T, Y: d})
-			haveDup = haveDup || s.Sacked > 0 || d > 0
-			f.Rows = append(f.Rows, []string{num(s.T), "sacked", strconv.Itoa(int(s.Sacked))}, []string{num(s.T), "retransmitted", num(d)})
-		}
-		if err := addLine(pd, 4, "SACKed (dup-ACK evidence)", sacked, false); err != nil {
+		dup, err := addFlowTrace(f, pt, pc, pr, pd, fl)
+		if err != nil {
 			return nil, err
 		}
-		if err := addLine(pd, 0, "retransmitted since last sample", retr, false); err != nil {
-			return nil, err
+		haveDup = haveDup || dup
+	}
+	if err := addBoundTraces(f, pc, run, station); err != nil {
+		return nil, err
+	}
+	if err := addLossMarks(f, pc, ss.LossEvents); err != nil {
+		return nil, err
+	}
+	if len(analysis.DataFlows(run.Flows, station)) == 0 && len(run.Iperf[station].Intervals) == 0 {
+		return nil, nil
+	}
+	pt.Y.Min, pc.Y.Min, pr.Y.Min, pd.Y.Min = 0, 0, 0, 0
+	f.Panels = [][]*plot.Plot{{pt}, {pc}, {pr}}
+	if haveDup { // the paper's DupAck panel: SACKed segments and retransmissions
+		f.Panels = append(f.Panels, []*plot.Plot{pd})
+		alignX(pt, pc, pr, pd)
+	} else {
+		alignX(pt, pc, pr)
+	}
+	return f, nil
+}
+
+// addFlowTrace adds one data flow's samples to lossTrace's panels
+// (throughput pt, cwnd pc, SRTT pr, SACKed and retransmitted segments pd)
+// and to f's rows; haveDup reports whether the flow had any SACKed or
+// retransmitted segment.
+func addFlowTrace(f *figure, pt, pc, pr, pd *plot.Plot, fl analysis.Series) (haveDup bool, err error) {
+	var tp, cw, rt, sacked, retr plotter.XYs
+	for k, s := range fl.Samples {
+		sacked = append(sacked, plotter.XY{X: s.T, Y: float64(s.Sacked)})
+		d := 0.0
+		if k > 0 && s.TotalRetrans > fl.Samples[k-1].TotalRetrans {
+			d = float64(s.TotalRetrans - fl.Samples[k-1].TotalRetrans)
 		}
-		for _, p := range analysis.AckedThroughput(fl) {
-			tp = append(tp, plotter.XY{X: p.T, Y: p.V})
-			f.Rows = append(f.Rows, []string{num(p.T), "acked_mbps", num(p.V)})
-		}
-		for _, s := range fl.Samples {
-			cw = append(cw, plotter.XY{X: s.T, Y: float64(s.Cwnd)})
-			f.Rows = append(f.Rows, []string{num(s.T), "cwnd", strconv.Itoa(int(s.Cwnd))})
-			if s.SRTT > 0 {
-				v := float64(s.SRTT.Microseconds()) / 1000
-				rt = append(rt, plotter.XY{X: s.T, Y: v})
-				f.Rows = append(f.Rows, []string{num(s.T), "srtt_ms", num(v)})
-			}
-		}
-		l, err := plotter.NewLine(finite(tp))
-		if err == nil && len(tp) > 0 {
-			c, _ := style(3)
-			l.LineStyle.Color, l.LineStyle.Width = c, vg.Points(0.7)
-			pt.Add(l)
-			pt.Legend.Add("bytes_acked per sample", l)
-		}
-		if err := addLine(pc, 2, "", cw, false); err != nil {
-			return nil, err
-		}
-		if err := addLine(pr, 2, "", rt, false); err != nil {
-			return nil, err
+		retr = append(retr, plotter.XY{X: s.T, Y: d})
+		haveDup = haveDup || s.Sacked > 0 || d > 0
+		f.Rows = append(f.Rows, []string{num(s.T), "sacked", strconv.Itoa(int(s.Sacked))}, []string{num(s.T), "retransmitted", num(d)})
+	}
+	if err := addLine(pd, 4, "SACKed (dup-ACK evidence)", sacked, false); err != nil {
+		return false, err
+	}
+	if err := addLine(pd, 0, "retransmitted since last sample", retr, false); err != nil {
+		return false, err
+	}
+	for _, p := range analysis.AckedThroughput(fl) {
+		tp = append(tp, plotter.XY{X: p.T, Y: p.V})
+		f.Rows = append(f.Rows, []string{num(p.T), "acked_mbps", num(p.V)})
+	}
+	for _, s := range fl.Samples {
+		cw = append(cw, plotter.XY{X: s.T, Y: float64(s.Cwnd)})
+		f.Rows = append(f.Rows, []string{num(s.T), "cwnd", strconv.Itoa(int(s.Cwnd))})
+		if s.SRTT > 0 {
+			v := float64(s.SRTT.Microseconds()) / 1000
+			rt = append(rt, plotter.XY{X: s.T, Y: v})
+			f.Rows = append(f.Rows, []string{num(s.T), "srtt_ms", num(v)})
 		}
 	}
+	l, err := plotter.NewLine(finite(tp))
+	if err == nil && len(tp) > 0 {
+		c, _ := style(3)
+		l.LineStyle.Color, l.LineStyle.Width = c, vg.Points(0.7)
+		pt.Add(l)
+		pt.Legend.Add("bytes_acked per sample", l)
+	}
+	if err := addLine(pc, 2, "", cw, false); err != nil {
+		return false, err
+	}
+	if err := addLine(pr, 2, "", rt, false); err != nil {
+		return false, err
+	}
+	return haveDup, nil
+}
+
+// addBoundTraces adds the agent's bounds on station's flows to the cwnd
+// panel pc and to f's rows.
+func addBoundTraces(f *figure, pc *plot.Plot, run analysis.Run, station string) error {
 	// The agent's bounds on this station's flows (its own agent's, or the
 	// server's where it bounded what it sent): papers/002's lower bound.
 	evs := analysis.StationBounds(run, station)
@@ -217,31 +253,26 @@ func (m *model) lossTrace(i int, station string) (*figure, error) {
 			f.Rows = append(f.Rows, []string{num(t), b.series, strconv.Itoa(int(v))})
 		})
 		if err := addLine(pc, 5+k, b.legend, xys, false); err != nil {
-			return nil, err
+			return err
 		}
 	}
+	return nil
+}
+
+// addLossMarks marks the station's loss events, by class, on the cwnd panel
+// pc and adds them to f's rows.
+func addLossMarks(f *figure, pc *plot.Plot, events []analysis.LossEvent) error {
 	marks := map[string]plotter.XYs{}
-	for _, e := range ss.LossEvents {
+	for _, e := range events {
 		marks[e.Class] = append(marks[e.Class], plotter.XY{X: e.T, Y: float64(e.CwndAfter)})
 		f.Rows = append(f.Rows, []string{num(e.T), "loss_" + e.Class, strconv.Itoa(int(e.CwndBefore))})
 	}
 	for k, c := range []string{analysis.Penalizing, analysis.Moderate, analysis.Unknown} {
 		if err := addPoints(pc, []int{0, 1, 4}[k], c+" loss", marks[c]); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if len(analysis.DataFlows(run.Flows, station)) == 0 && len(run.Iperf[station].Intervals) == 0 {
-		return nil, nil
-	}
-	pt.Y.Min, pc.Y.Min, pr.Y.Min, pd.Y.Min = 0, 0, 0, 0
-	f.Panels = [][]*plot.Plot{{pt}, {pc}, {pr}}
-	if haveDup { // the paper's DupAck panel: SACKed segments and retransmissions
-		f.Panels = append(f.Panels, []*plot.Plot{pd})
-		alignX(pt, pc, pr, pd)
-	} else {
-		alignX(pt, pc, pr)
-	}
-	return f, nil
+	return nil
 }
 
 // withGoodput counts the run's stations that have a goodput value.
