@@ -134,29 +134,11 @@ func (m *model) traces(i int) (*figure, error) {
 		}
 		for fi, fl := range analysis.DataFlows(run.Flows, st.Station) {
 			haveFlows = true
-			var cw, rt, ca plotter.XYs
-			for _, s := range fl.Samples {
-				cw = append(cw, plotter.XY{X: s.T, Y: float64(s.Cwnd)})
-				row(s.T, st.Station, "cwnd", strconv.Itoa(int(s.Cwnd)))
-				if s.SRTT > 0 {
-					v := float64(s.SRTT.Microseconds()) / 1000
-					rt = append(rt, plotter.XY{X: s.T, Y: v})
-					row(s.T, st.Station, "srtt_ms", num(v))
-				}
-				ca = append(ca, plotter.XY{X: s.T, Y: float64(s.CAState) + 0.06*float64(si%10)})
-				row(s.T, st.Station, "ca_state", strconv.Itoa(int(s.CAState)))
-			}
 			name := ""
 			if legendPanel == pc && fi == 0 {
 				name = st.Station
 			}
-			if err := addLine(pc, si, name, cw, false); err != nil {
-				return nil, err
-			}
-			if err := addLine(pr, si, "", rt, false); err != nil {
-				return nil, err
-			}
-			if err := addLine(pa, si, "", steps(ca), false); err != nil {
+			if err := addFlowState(pc, pr, pa, fl, si, name, func(t float64, series, v string) { row(t, st.Station, series, v) }); err != nil {
 				return nil, err
 			}
 		}
@@ -164,13 +146,9 @@ func (m *model) traces(i int) (*figure, error) {
 		hi := boundSeries(run, analysis.StationBounds(run, st.Station), func(e analysis.BoundEvent) uint32 { return e.Hi },
 			func(t float64, v uint32) { row(t, st.Station, "bound_hi", strconv.Itoa(int(v))) })
 		if len(hi) > 0 {
-			l, err := plotter.NewLine(hi)
-			if err != nil {
+			if err := addDotted(pc, si, hi); err != nil {
 				return nil, err
 			}
-			c, _ := style(si)
-			l.LineStyle.Color, l.LineStyle.Dashes, l.LineStyle.Width = c, []vg.Length{vg.Points(1), vg.Points(3)}, vg.Points(1)
-			pc.Add(l)
 			bounds = true
 		}
 	}
@@ -197,16 +175,10 @@ func (m *model) traces(i int) (*figure, error) {
 		panels = append(panels, []*plot.Plot{pc}, []*plot.Plot{pr}, []*plot.Plot{pa})
 	}
 	if run.Emu != nil && len(run.Emu.Queue) > 0 {
-		pq := newPanel("", "time (s)", "AP queue (frames)")
-		var xys plotter.XYs
-		for _, q := range run.Emu.Queue {
-			xys = append(xys, plotter.XY{X: q.T, Y: float64(q.Frames)})
-			row(q.T, "ap", "queue_frames", strconv.FormatUint(q.Frames, 10))
-		}
-		if err := addLine(pq, 6, "", xys, false); err != nil {
+		pq, err := apQueuePanel(run.Emu.Queue, row)
+		if err != nil {
 			return nil, err
 		}
-		pq.Y.Min = 0
 		panels = append(panels, []*plot.Plot{pq})
 	}
 	var all []*plot.Plot
@@ -216,6 +188,60 @@ func (m *model) traces(i int) (*figure, error) {
 	alignX(all...)
 	f.Panels = panels
 	return f, nil
+}
+
+// addFlowState adds one data flow's cwnd (pc, legend name unless ""), SRTT
+// (pr) and CA state (pa, offset by the station's index si so that the
+// stations' lines stay apart) in the station's style si; row records each
+// sample.
+func addFlowState(pc, pr, pa *plot.Plot, fl analysis.Series, si int, name string, row func(t float64, series, v string)) error {
+	var cw, rt, ca plotter.XYs
+	for _, s := range fl.Samples {
+		cw = append(cw, plotter.XY{X: s.T, Y: float64(s.Cwnd)})
+		row(s.T, "cwnd", strconv.Itoa(int(s.Cwnd)))
+		if s.SRTT > 0 {
+			v := float64(s.SRTT.Microseconds()) / 1000
+			rt = append(rt, plotter.XY{X: s.T, Y: v})
+			row(s.T, "srtt_ms", num(v))
+		}
+		ca = append(ca, plotter.XY{X: s.T, Y: float64(s.CAState) + 0.06*float64(si%10)})
+		row(s.T, "ca_state", strconv.Itoa(int(s.CAState)))
+	}
+	if err := addLine(pc, si, name, cw, false); err != nil {
+		return err
+	}
+	if err := addLine(pr, si, "", rt, false); err != nil {
+		return err
+	}
+	return addLine(pa, si, "", steps(ca), false)
+}
+
+// addDotted adds xys to p as a dotted line in style i.
+func addDotted(p *plot.Plot, i int, xys plotter.XYs) error {
+	l, err := plotter.NewLine(xys)
+	if err != nil {
+		return err
+	}
+	c, _ := style(i)
+	l.LineStyle.Color, l.LineStyle.Dashes, l.LineStyle.Width = c, []vg.Length{vg.Points(1), vg.Points(3)}, vg.Points(1)
+	p.Add(l)
+	return nil
+}
+
+// apQueuePanel is the AP queue's panel (frames over the emulator's time);
+// row records each sample.
+func apQueuePanel(queue []analysis.QueueSample, row func(t float64, station, series, v string)) (*plot.Plot, error) {
+	pq := newPanel("", "time (s)", "AP queue (frames)")
+	var xys plotter.XYs
+	for _, q := range queue {
+		xys = append(xys, plotter.XY{X: q.T, Y: float64(q.Frames)})
+		row(q.T, "ap", "queue_frames", strconv.FormatUint(q.Frames, 10))
+	}
+	if err := addLine(pq, 6, "", xys, false); err != nil {
+		return nil, err
+	}
+	pq.Y.Min = 0
+	return pq, nil
 }
 
 // lastSampleTime returns the time of the run's last flow sample.
