@@ -282,128 +282,15 @@ func (s *Scenario) buildRun(m Mode, b runBuild, params map[string]string, rep in
 	if m.Kind == KindPolicy {
 		r.PolicyParams = s.Policy[m.Policy]
 		r.ServerAgent = s.Agent.On == AgentOnServer
-		if s.Agent.MonitorInterval > 0 {
-			r.AgentArgs = append(r.AgentArgs, "--monitor-interval", s.Agent.MonitorInterval.String())
-		}
-		if s.Agent.Lease > 0 {
-			r.AgentArgs = append(r.AgentArgs, "--lease", s.Agent.Lease.String())
-		}
-		r.AgentArgs = append(r.AgentArgs, s.Agent.Args...)
+		r.AgentArgs = s.agentArgs()
 	}
 	sc := func(d Duration) Duration { // scaled, rounded to the millisecond
 		return Duration(time.Duration(math.Round(float64(d)*scale/1e6)) * time.Millisecond)
 	}
-	t := s.Terminals
-	stop := func(d Duration) Duration {
-		if d == 0 {
-			return s.Traffic.Duration
-		}
-		return d
-	}
-	var grp *Group // the group being added, nil for uniform terminals
-	add := func(group string, managed bool, phy, fer float64, mob string, start, end, extra Duration, cc string) {
-		k := len(r.Stations) + 1
-		if phy == 0 {
-			phy = r.WLAN.DataMbps
-		}
-		if fer == 0 {
-			fer = t.FER
-		}
-		if fer == 0 {
-			fer = r.WLAN.FER
-		}
-		if b.mobility != "" {
-			mob = b.mobility // a swept mobility applies to every terminal
-		}
-		if cc == "" {
-			cc = t.CC
-		}
-		st := Station{Name: fmt.Sprintf("sta%d", k), Group: group, Managed: managed, PHYMbps: phy, FER: fer, Direction: s.Traffic.Direction,
-			Mobility: mob, Start: sc(start), Stop: sc(end),
-			ExtraDelay: extra + Duration(int64(k-1)*int64(s.Wired.ExtraDelayStep))}
-		st.RateControl, st.PER = r.WLAN.RateControl, t.PER
-		if t.RateControl != "" {
-			st.RateControl = t.RateControl
-		}
-		if len(t.Sysctl) > 0 {
-			st.Sysctl = maps.Clone(t.Sysctl)
-		}
-		if grp != nil {
-			if grp.RateControl != "" {
-				st.RateControl = grp.RateControl
-			}
-			if grp.PER != nil {
-				st.PER = grp.PER
-			}
-			if len(grp.Sysctl) > 0 && st.Sysctl == nil {
-				st.Sysctl = map[string]string{}
-			}
-			maps.Copy(st.Sysctl, grp.Sysctl)
-		}
-		switch m.Kind {
-		case KindKernel:
-			// The mode's CC on the terminals that stand for the
-			// middleware's users; hosts outside it (an unmanaged group,
-			// the n − k of a coexistence sweep) keep their own.
-			st.CC = m.CC
-			if !managed {
-				st.CC = cc
-			}
-		case KindPolicy:
-			st.Agent = managed && !r.ServerAgent
-			st.CC = cc
-			if st.Agent {
-				st.CC = "cubic"
-				st.PolicyParams = s.stationParams(m.Policy, grp, b.multiple)
-			}
-		default:
-			st.CC = cc
-		}
-		r.Stations = append(r.Stations, st)
-	}
-	if len(t.Groups) > 0 {
-		for gi, g := range t.Groups {
-			name := groupName(g, gi)
-			managed := g.Managed == nil || *g.Managed
-			grp = &t.Groups[gi]
-			count := g.Count
-			if b.alone != "" && b.alone != AloneAll {
-				if b.alone != name {
-					continue
-				}
-				count = 1 // the group's first terminal, alone on the network
-			}
-			for i := 0; i < count; i++ {
-				start := g.Start + Duration(int64(i)*int64(g.Stagger))
-				add(name, managed, g.PHYMbps, g.FER, g.Mobility, start, stop(g.Stop), g.ExtraDelay, g.CC)
-				r.Stations[len(r.Stations)-1].MaxMbps = g.MaxMbps
-				if g.Direction != "" {
-					r.Stations[len(r.Stations)-1].Direction = g.Direction
-				}
-			}
-		}
-	} else {
-		if b.n < 1 {
-			return Run{}, fmt.Errorf("scenario %s: run %s has no terminals (set terminals.count or sweep.n)", s.Name, r.ID)
-		}
-		k := b.managed.Count
-		if b.managed.All {
-			k = b.n
-		}
-		if k > b.n {
-			k = b.n // coexistence sweeps: managed = min(k, n)
-		}
-		for i := 0; i < b.n; i++ {
-			start := t.Start + Duration(int64(i)*int64(t.Stagger))
-			group := ""
-			if !b.managed.All && b.managed.Count > 0 {
-				group = "unmanaged"
-				if i < k {
-					group = "managed"
-				}
-			}
-			add(group, i < k, t.PHYMbps, 0, t.Mobility, start, stop(t.Stop), t.ExtraDelay, "")
-		}
+	if len(s.Terminals.Groups) > 0 {
+		s.addGroupStations(&r, b, sc)
+	} else if err := s.addUniformStations(&r, b, sc); err != nil {
+		return Run{}, err
 	}
 	for _, st := range r.Stations {
 		if st.Stop > r.Length {
@@ -421,6 +308,159 @@ func (s *Scenario) buildRun(m Mode, b runBuild, params map[string]string, rep in
 	}
 	r.SampleAgents = len(s.Faults) > 0 && m.Kind == KindPolicy
 	return r, nil
+}
+
+// agentArgs are the command-line options every agent of a run gets from
+// the [agent] table.
+func (s *Scenario) agentArgs() []string {
+	var args []string
+	if s.Agent.MonitorInterval > 0 {
+		args = append(args, "--monitor-interval", s.Agent.MonitorInterval.String())
+	}
+	if s.Agent.Lease > 0 {
+		args = append(args, "--lease", s.Agent.Lease.String())
+	}
+	return append(args, s.Agent.Args...)
+}
+
+// stationSpec is what a terminal's entry ([terminals] or one of its
+// [[terminals.group]]) says of one station; zero values take the
+// scenario's defaults (newStation).
+type stationSpec struct {
+	group          string
+	managed        bool
+	phy, fer       float64
+	mobility, cc   string
+	start, stop    Duration
+	extraDelay     Duration
+	grp            *Group // the group it comes from; nil for uniform terminals
+	maxMbps        float64
+	directionGroup string // the group's traffic direction ("" = traffic.direction)
+}
+
+// addGroupStations adds the stations of [[terminals.group]] entries to r
+// (only the first of the group b.alone names when the run is an alone run).
+func (s *Scenario) addGroupStations(r *Run, b runBuild, sc func(Duration) Duration) {
+	for gi, g := range s.Terminals.Groups {
+		name := groupName(g, gi)
+		count := g.Count
+		if b.alone != "" && b.alone != AloneAll {
+			if b.alone != name {
+				continue
+			}
+			count = 1 // the group's first terminal, alone on the network
+		}
+		for i := 0; i < count; i++ {
+			start := g.Start + Duration(int64(i)*int64(g.Stagger))
+			s.addStation(r, b, sc, stationSpec{group: name, managed: g.Managed == nil || *g.Managed,
+				phy: g.PHYMbps, fer: g.FER, mobility: g.Mobility, cc: g.CC, start: start, stop: s.stopOr(g.Stop),
+				extraDelay: g.ExtraDelay, grp: &s.Terminals.Groups[gi], maxMbps: g.MaxMbps, directionGroup: g.Direction})
+		}
+	}
+}
+
+// addUniformStations adds b.n terminals of the [terminals] table to r, the
+// first k of them managed (k from b.managed, at most b.n: a coexistence
+// sweep's managed = min(k, n)).
+func (s *Scenario) addUniformStations(r *Run, b runBuild, sc func(Duration) Duration) error {
+	t := s.Terminals
+	if b.n < 1 {
+		return fmt.Errorf("scenario %s: run %s has no terminals (set terminals.count or sweep.n)", s.Name, r.ID)
+	}
+	k := b.managed.Count
+	if b.managed.All {
+		k = b.n
+	}
+	k = min(k, b.n)
+	for i := 0; i < b.n; i++ {
+		group := ""
+		if !b.managed.All && b.managed.Count > 0 {
+			group = "unmanaged"
+			if i < k {
+				group = "managed"
+			}
+		}
+		s.addStation(r, b, sc, stationSpec{group: group, managed: i < k, phy: t.PHYMbps, mobility: t.Mobility,
+			start: t.Start + Duration(int64(i)*int64(t.Stagger)), stop: s.stopOr(t.Stop), extraDelay: t.ExtraDelay})
+	}
+	return nil
+}
+
+// stopOr is d, or the traffic's duration when d is 0.
+func (s *Scenario) stopOr(d Duration) Duration {
+	if d == 0 {
+		return s.Traffic.Duration
+	}
+	return d
+}
+
+// addStation appends the station sp describes to r: the scenario's
+// defaults where sp leaves a value out, the run's swept mobility, times
+// scaled by sc, and the congestion control and agent of r's mode.
+func (s *Scenario) addStation(r *Run, b runBuild, sc func(Duration) Duration, sp stationSpec) {
+	t := s.Terminals
+	k := len(r.Stations) + 1
+	phy, fer, mob, cc := sp.phy, sp.fer, sp.mobility, sp.cc
+	if phy == 0 {
+		phy = r.WLAN.DataMbps
+	}
+	if fer == 0 {
+		fer = t.FER
+	}
+	if fer == 0 {
+		fer = r.WLAN.FER
+	}
+	if b.mobility != "" {
+		mob = b.mobility // a swept mobility applies to every terminal
+	}
+	if cc == "" {
+		cc = t.CC
+	}
+	st := Station{Name: fmt.Sprintf("sta%d", k), Group: sp.group, Managed: sp.managed, PHYMbps: phy, FER: fer, Direction: s.Traffic.Direction,
+		Mobility: mob, Start: sc(sp.start), Stop: sc(sp.stop), MaxMbps: sp.maxMbps,
+		ExtraDelay: sp.extraDelay + Duration(int64(k-1)*int64(s.Wired.ExtraDelayStep))}
+	if sp.directionGroup != "" {
+		st.Direction = sp.directionGroup
+	}
+	st.RateControl, st.PER = r.WLAN.RateControl, t.PER
+	if t.RateControl != "" {
+		st.RateControl = t.RateControl
+	}
+	if len(t.Sysctl) > 0 {
+		st.Sysctl = maps.Clone(t.Sysctl)
+	}
+	if grp := sp.grp; grp != nil {
+		if grp.RateControl != "" {
+			st.RateControl = grp.RateControl
+		}
+		if grp.PER != nil {
+			st.PER = grp.PER
+		}
+		if len(grp.Sysctl) > 0 && st.Sysctl == nil {
+			st.Sysctl = map[string]string{}
+		}
+		maps.Copy(st.Sysctl, grp.Sysctl)
+	}
+	switch r.Mode.Kind {
+	case KindKernel:
+		// The mode's CC on the terminals that stand for the
+		// middleware's users; hosts outside it (an unmanaged group,
+		// the n − k of a coexistence sweep) keep their own.
+		st.CC = r.Mode.CC
+		if !sp.managed {
+			st.CC = cc
+		}
+	case KindPolicy:
+		st.Agent = sp.managed && !r.ServerAgent
+		st.CC = cc
+		if st.Agent {
+			st.CC = "cubic"
+			st.PolicyParams = s.stationParams(r.Mode.Policy, sp.grp, b.multiple)
+		}
+	default:
+		st.CC = cc
+	}
+	r.Stations = append(r.Stations, st)
 }
 
 func intLabels(l []int) []string {
