@@ -121,42 +121,58 @@ func trafficZero(info analysis.RunInfo, t0 float64) float64 {
 // LoadRun reads one run directory runs/<run-id>/. The run id is the
 // directory's name. It returns warnings for missing optional parts.
 func LoadRun(dir string) (analysis.Run, []string, error) {
-	id := filepath.Base(dir)
 	run := analysis.Run{Iperf: map[string]analysis.Iperf{}, Bounds: map[string][]analysis.BoundEvent{}}
 	var warns []string
+	warn := func(w string) { warns = append(warns, w) }
+	receivers := func(r *analysis.Run, d string, _ func(string)) error { return loadReceivers(r, d) }
+	for _, step := range []func(*analysis.Run, string, func(string)) error{
+		loadInfo, loadIperf, loadFlows, receivers, loadBounds, loadEmu,
+	} {
+		if err := step(&run, dir, warn); err != nil {
+			return run, nil, err
+		}
+	}
+	return run, warns, nil
+}
 
+// loadInfo reads run.json; without it the run's mode, n, delay and rep
+// come from the directory name and the run is marked invalid.
+func loadInfo(run *analysis.Run, dir string, warn func(string)) error {
 	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
 	switch {
 	case err == nil:
 		info, err := schema.DecodeRun(b)
 		if err != nil {
-			return run, nil, fmt.Errorf("%s: %w", filepath.Join(dir, "run.json"), err)
+			return fmt.Errorf("%s: %w", filepath.Join(dir, "run.json"), err)
 		}
 		run.Info = info
 	case errors.Is(err, fs.ErrNotExist):
-		run.Info = InfoFromID(id)
-		warns = append(warns, "run.json missing: mode, n, delay and rep taken from the directory name; validity unknown, marked invalid")
+		run.Info = InfoFromID(filepath.Base(dir))
+		warn("run.json missing: mode, n, delay and rep taken from the directory name; validity unknown, marked invalid")
 		run.Info.InvalidReason = "run.json missing"
 	default:
-		return run, nil, fmt.Errorf("read run.json: %w", err)
+		return fmt.Errorf("read run.json: %w", err)
 	}
-	run.Info.ID = id
+	run.Info.ID = filepath.Base(dir)
+	return nil
+}
 
-	// iperf3/<station>.json
+// loadIperf reads iperf3/<station>.json. A client killed mid-run leaves an
+// empty or cut report: the run is kept, marked invalid, and the rest of the
+// directory loads.
+func loadIperf(run *analysis.Run, dir string, warn func(string)) error {
 	ips, err := filepath.Glob(filepath.Join(dir, "iperf3", "*.json"))
 	if err != nil {
-		return run, nil, err
+		return err
 	}
 	if len(ips) == 0 {
-		warns = append(warns, "no iperf3 reports: goodput from flows.csv bytes_acked")
+		warn("no iperf3 reports: goodput from flows.csv bytes_acked")
 	}
 	for _, p := range ips {
 		station := strings.TrimSuffix(filepath.Base(p), ".json")
 		ip, err := parseFile(p, ParseIperf)
 		if err != nil {
-			// A client killed mid-run leaves an empty or cut report: the run
-			// is kept, marked invalid, and the rest of the directory loads.
-			warns = append(warns, err.Error()+": run marked invalid")
+			warn(err.Error() + ": run marked invalid")
 			run.Info.Valid = false
 			run.Info.InvalidReason = strings.TrimPrefix(strings.Join([]string{run.Info.InvalidReason, "unreadable iperf3 report of " + station}, "; "), "; ")
 			continue
@@ -164,74 +180,79 @@ func LoadRun(dir string) (analysis.Run, []string, error) {
 		ip.Station = station
 		run.Iperf[station] = ip
 	}
+	return nil
+}
 
-	// flows.csv
+// loadFlows reads flows.csv and puts its Unix sample times on the traffic
+// schedule's clock, the one start_s/stop_s (and so the goodput window) are
+// on: run.json's traffic_start, else an estimate from the first sample,
+// else the run's start (before the testbed was built: agents settling would
+// then shift the window by seconds in policy modes only).
+func loadFlows(run *analysis.Run, dir string, warn func(string)) error {
 	p := filepath.Join(dir, "flows.csv")
-	if f, err := os.Open(p); err == nil {
-		flows, t0, err := ParseFlowsCSV(f)
-		f.Close()
-		if err != nil {
-			return run, nil, fmt.Errorf("%s: %w", p, err)
-		}
-		run.Flows, run.T0 = flows, t0
-		// Put Unix sample times on the traffic schedule's clock, the one
-		// start_s/stop_s (and so the goodput window) are on: run.json's
-		// traffic_start, else an estimate from the first sample, else the
-		// run's start (before the testbed was built: agents settling would
-		// then shift the window by seconds in policy modes only).
-		if start := trafficZero(run.Info, t0); t0 != 0 && start != 0 {
-			s := start
-			if d := t0 - s; d > -86400 && d < 86400 {
-				shiftSamples(run.Flows, d)
-				run.T0 = s
-			}
-		}
-	} else if errors.Is(err, fs.ErrNotExist) {
-		warns = append(warns, "flows.csv missing: no RTT, cwnd or loss statistics")
-	} else {
-		return run, nil, fmt.Errorf("open flows.csv: %w", err)
+	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		warn("flows.csv missing: no RTT, cwnd or loss statistics")
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("open flows.csv: %w", err)
 	}
-	if err := loadReceivers(&run, dir); err != nil {
-		return run, nil, err
+	flows, t0, err := ParseFlowsCSV(f)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("%s: %w", p, err)
 	}
+	run.Flows, run.T0 = flows, t0
+	if start := trafficZero(run.Info, t0); t0 != 0 && start != 0 {
+		if d := t0 - start; d > -86400 && d < 86400 {
+			shiftSamples(run.Flows, d)
+			run.T0 = start
+		}
+	}
+	return nil
+}
 
-	// bounds/<station>.jsonl
+// loadBounds reads bounds/<station>.jsonl.
+func loadBounds(run *analysis.Run, dir string, _ func(string)) error {
 	bs, err := filepath.Glob(filepath.Join(dir, "bounds", "*.jsonl"))
 	if err != nil {
-		return run, nil, err
+		return err
 	}
 	for _, p := range bs {
 		evs, err := parseFile(p, ParseBounds)
 		if err != nil {
-			return run, nil, err
+			return err
 		}
 		run.Bounds[strings.TrimSuffix(filepath.Base(p), ".jsonl")] = evs
 	}
+	return nil
+}
 
-	// emu/
+// loadEmu reads the emulator's statistics (emu/).
+func loadEmu(run *analysis.Run, dir string, warn func(string)) error {
 	emuDir := filepath.Join(dir, "emu")
-	if _, err := os.Stat(emuDir); err == nil {
-		emu := &analysis.Emu{}
-		if err := optional(filepath.Join(emuDir, "stations.csv"), ParseStationsCSV, &emu.Stations); err != nil {
-			return run, nil, err
-		}
-		if err := optional(filepath.Join(emuDir, "rates.csv"), ParseRatesCSV, &emu.Rates); err != nil {
-			return run, nil, err
-		}
-		if err := optional(filepath.Join(emuDir, "apqueue.csv"), ParseAPQueueCSV, &emu.Queue); err != nil {
-			return run, nil, err
-		}
-		if err := optional(filepath.Join(emuDir, "emu.json"), ParseEmuJSON, &emu.Status); err != nil {
-			return run, nil, err
-		}
-		if emu.Status == nil {
-			warns = append(warns, "emu/emu.json missing: emulator validity unknown")
-		}
-		run.Emu = emu
-	} else {
-		warns = append(warns, "emu/ missing: no airtime, AP queue or emulator validity")
+	if _, err := os.Stat(emuDir); err != nil {
+		warn("emu/ missing: no airtime, AP queue or emulator validity")
+		return nil
 	}
-	return run, warns, nil
+	emu := &analysis.Emu{}
+	if err := optional(filepath.Join(emuDir, "stations.csv"), ParseStationsCSV, &emu.Stations); err != nil {
+		return err
+	}
+	if err := optional(filepath.Join(emuDir, "rates.csv"), ParseRatesCSV, &emu.Rates); err != nil {
+		return err
+	}
+	if err := optional(filepath.Join(emuDir, "apqueue.csv"), ParseAPQueueCSV, &emu.Queue); err != nil {
+		return err
+	}
+	if err := optional(filepath.Join(emuDir, "emu.json"), ParseEmuJSON, &emu.Status); err != nil {
+		return err
+	}
+	if emu.Status == nil {
+		warn("emu/emu.json missing: emulator validity unknown")
+	}
+	run.Emu = emu
+	return nil
 }
 
 // parseFile opens path and parses it, prefixing errors with the path.
