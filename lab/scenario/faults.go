@@ -108,97 +108,121 @@ func (s *Scenario) checkFaults(add func(string, ...any), maxN int) {
 			}
 			sets[f.Set] = true
 		}
-		// Keys that the kind does not read.
-		unused := func(name string, set bool) {
-			if set {
-				add("%s: key %s does not apply to kind %s (docs/scenarios.md, Faults)", key, name, f.Kind)
-			}
-		}
-		isInsider, isDrop := f.Kind == FaultInsider, f.Kind == FaultDrop
-		unused("restart", f.Kind != FaultKill && f.Restart != 0)
-		unused("until", !isDrop && !isInsider && f.Until != 0)
-		unused("direction", !isDrop && f.Direction != "")
-		unused("fraction", !isDrop && f.Fraction != 0)
-		unused("skew", f.Kind != FaultClockSkew && f.Skew != 0)
-		unused("at", f.Kind == FaultClockSkew && f.At != 0)
-		for _, k := range []struct {
-			name string
-			set  bool
-		}{{"rate", f.Rate != 0}, {"srtt", f.SRTT != 0}, {"min_rtt", f.MinRTT != 0}, {"flows", f.Flows != 0},
-			{"cwnd", f.Cwnd != 0}, {"interval", f.Interval != 0}} {
-			unused(k.name, !isInsider && k.set)
-		}
-		// Terminals.
-		if len(f.Terminals) == 0 {
-			add("%s.terminals: list the station numbers it applies to (1 = sta1), e.g. [1] or \"1..3\"", key)
-		}
-		if isInsider && len(f.Terminals) > 1 {
-			add("%s.terminals: the insider sends from one terminal's namespace; give one station number", key)
-		}
-		for _, k := range f.Terminals {
-			if k < 1 || k > max(maxN, 1) {
-				add("%s.terminals: station %d does not exist (the scenario has at most %d terminals)", key, k, maxN)
-			}
-		}
-		if dup := firstDup(f.Terminals); dup != "" {
-			add("%s.terminals: station %s listed twice", key, dup)
-		}
-		// Times against the traffic duration (both scale together).
-		end := s.Traffic.Duration
-		if f.At >= end {
-			add("%s.at %v: must be before the end of the traffic (%v)", key, f.At, end)
-		}
-		switch f.Kind {
-		case FaultKill:
-			if f.Restart != 0 && f.Restart <= f.At {
-				add("%s.restart %v: must be after at (%v), or left out to keep the agent dead", key, f.Restart, f.At)
-			}
-			if f.Restart >= end {
-				add("%s.restart %v: must be before the end of the traffic (%v)", key, f.Restart, end)
-			}
-		case FaultDrop, FaultInsider:
-			if f.Until != 0 && f.Until <= f.At {
-				add("%s.until %v: must be after at (%v), or left out for the end of the traffic", key, f.Until, f.At)
-			}
-			if f.Until > end {
-				add("%s.until %v: after the end of the traffic (%v)", key, f.Until, end)
-			}
-		}
-		switch f.Kind {
-		case FaultDrop:
-			if !(f.Fraction > 0 && f.Fraction <= 1) {
-				add("%s.fraction %v: want the share of status datagrams to drop, in (0, 1]", key, f.Fraction)
-			}
-			if f.Direction != DropIn && f.Direction != DropOut && f.Direction != DropBoth {
-				add("%s.direction %q: want \"in\" (status the terminals receive), \"out\" (they send) or \"both\"", key, f.Direction)
-			}
-		case FaultClockSkew:
-			if f.Skew == 0 || f.Skew.D() < -maxSkew || f.Skew.D() > maxSkew {
-				add("%s.skew %v: want a non-zero offset within ±1h, e.g. \"10s\" or \"-3s\"", key, f.Skew)
-			}
-		case FaultInsider:
-			if f.Rate < 0 || f.Rate > maxInsiderRate {
-				add("%s.rate %v: want 0..100Gbps (the peer protocol's range)", key, f.Rate)
-			}
-			for _, d := range []struct {
-				name string
-				v    Duration
-			}{{"srtt", f.SRTT}, {"min_rtt", f.MinRTT}} {
-				if d.v.D() > maxInsiderRTT {
-					add("%s.%s %v: at most 60s (the peer protocol's range)", key, d.name, d.v)
-				}
-			}
-			if f.Flows < 0 || f.Flows > maxInsiderFlows {
-				add("%s.flows %d: want 0..65535", key, f.Flows)
-			}
-			if f.Cwnd < 0 || f.Cwnd > maxInsiderCwnd {
-				add("%s.cwnd %d: want 0..1000000 segments", key, f.Cwnd)
-			}
-			if f.Interval != 0 && (f.Interval.D() < 10*time.Millisecond || f.Interval.D() > time.Minute) {
-				add("%s.interval %v: want 10ms..1m (0 = the agents' 300ms)", key, f.Interval)
-			}
+		checkFaultKeys(add, key, f)
+		checkFaultTerminals(add, key, f, maxN)
+		checkFaultTimes(add, key, f, s.Traffic.Duration)
+		checkFaultValues(add, key, f)
+	}
+	s.checkFaultSets(add, sets)
+}
+
+// checkFaultKeys reports the keys of fault f that its kind does not read.
+func checkFaultKeys(add func(string, ...any), key string, f Fault) {
+	unused := func(name string, set bool) {
+		if set {
+			add("%s: key %s does not apply to kind %s (docs/scenarios.md, Faults)", key, name, f.Kind)
 		}
 	}
+	isInsider, isDrop := f.Kind == FaultInsider, f.Kind == FaultDrop
+	unused("restart", f.Kind != FaultKill && f.Restart != 0)
+	unused("until", !isDrop && !isInsider && f.Until != 0)
+	unused("direction", !isDrop && f.Direction != "")
+	unused("fraction", !isDrop && f.Fraction != 0)
+	unused("skew", f.Kind != FaultClockSkew && f.Skew != 0)
+	unused("at", f.Kind == FaultClockSkew && f.At != 0)
+	for _, k := range []struct {
+		name string
+		set  bool
+	}{{"rate", f.Rate != 0}, {"srtt", f.SRTT != 0}, {"min_rtt", f.MinRTT != 0}, {"flows", f.Flows != 0},
+		{"cwnd", f.Cwnd != 0}, {"interval", f.Interval != 0}} {
+		unused(k.name, !isInsider && k.set)
+	}
+}
+
+// checkFaultTerminals checks the stations fault f applies to (the scenario
+// has at most maxN).
+func checkFaultTerminals(add func(string, ...any), key string, f Fault, maxN int) {
+	if len(f.Terminals) == 0 {
+		add("%s.terminals: list the station numbers it applies to (1 = sta1), e.g. [1] or \"1..3\"", key)
+	}
+	if f.Kind == FaultInsider && len(f.Terminals) > 1 {
+		add("%s.terminals: the insider sends from one terminal's namespace; give one station number", key)
+	}
+	for _, k := range f.Terminals {
+		if k < 1 || k > max(maxN, 1) {
+			add("%s.terminals: station %d does not exist (the scenario has at most %d terminals)", key, k, maxN)
+		}
+	}
+	if dup := firstDup(f.Terminals); dup != "" {
+		add("%s.terminals: station %s listed twice", key, dup)
+	}
+}
+
+// checkFaultTimes checks fault f's times against the traffic's duration end
+// (both scale together).
+func checkFaultTimes(add func(string, ...any), key string, f Fault, end Duration) {
+	if f.At >= end {
+		add("%s.at %v: must be before the end of the traffic (%v)", key, f.At, end)
+	}
+	switch f.Kind {
+	case FaultKill:
+		if f.Restart != 0 && f.Restart <= f.At {
+			add("%s.restart %v: must be after at (%v), or left out to keep the agent dead", key, f.Restart, f.At)
+		}
+		if f.Restart >= end {
+			add("%s.restart %v: must be before the end of the traffic (%v)", key, f.Restart, end)
+		}
+	case FaultDrop, FaultInsider:
+		if f.Until != 0 && f.Until <= f.At {
+			add("%s.until %v: must be after at (%v), or left out for the end of the traffic", key, f.Until, f.At)
+		}
+		if f.Until > end {
+			add("%s.until %v: after the end of the traffic (%v)", key, f.Until, end)
+		}
+	}
+}
+
+// checkFaultValues checks the values fault f's kind reads.
+func checkFaultValues(add func(string, ...any), key string, f Fault) {
+	switch f.Kind {
+	case FaultDrop:
+		if !(f.Fraction > 0 && f.Fraction <= 1) {
+			add("%s.fraction %v: want the share of status datagrams to drop, in (0, 1]", key, f.Fraction)
+		}
+		if f.Direction != DropIn && f.Direction != DropOut && f.Direction != DropBoth {
+			add("%s.direction %q: want \"in\" (status the terminals receive), \"out\" (they send) or \"both\"", key, f.Direction)
+		}
+	case FaultClockSkew:
+		if f.Skew == 0 || f.Skew.D() < -maxSkew || f.Skew.D() > maxSkew {
+			add("%s.skew %v: want a non-zero offset within ±1h, e.g. \"10s\" or \"-3s\"", key, f.Skew)
+		}
+	case FaultInsider:
+		if f.Rate < 0 || f.Rate > maxInsiderRate {
+			add("%s.rate %v: want 0..100Gbps (the peer protocol's range)", key, f.Rate)
+		}
+		for _, d := range []struct {
+			name string
+			v    Duration
+		}{{"srtt", f.SRTT}, {"min_rtt", f.MinRTT}} {
+			if d.v.D() > maxInsiderRTT {
+				add("%s.%s %v: at most 60s (the peer protocol's range)", key, d.name, d.v)
+			}
+		}
+		if f.Flows < 0 || f.Flows > maxInsiderFlows {
+			add("%s.flows %d: want 0..65535", key, f.Flows)
+		}
+		if f.Cwnd < 0 || f.Cwnd > maxInsiderCwnd {
+			add("%s.cwnd %d: want 0..1000000 segments", key, f.Cwnd)
+		}
+		if f.Interval != 0 && (f.Interval.D() < 10*time.Millisecond || f.Interval.D() > time.Minute) {
+			add("%s.interval %v: want 10ms..1m (0 = the agents' 300ms)", key, f.Interval)
+		}
+	}
+}
+
+// checkFaultSets checks sweep.faults against the sets the [[faults]]
+// entries name.
+func (s *Scenario) checkFaultSets(add func(string, ...any), sets map[string]bool) {
 	// sweep.faults: "none" or the names of sets.
 	for _, v := range s.Sweep.Faults {
 		if v != NoFaults && !sets[v] {
