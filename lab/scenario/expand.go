@@ -327,15 +327,15 @@ func (s *Scenario) agentArgs() []string {
 // [[terminals.group]]) says of one station; zero values take the
 // scenario's defaults (newStation).
 type stationSpec struct {
-	group          string
-	managed        bool
-	phy, fer       float64
-	mobility, cc   string
-	start, stop    Duration
-	extraDelay     Duration
-	grp            *Group // the group it comes from; nil for uniform terminals
-	maxMbps        float64
-	directionGroup string // the group's traffic direction ("" = traffic.direction)
+	group        string
+	managed      bool
+	phy, fer     float64
+	mobility, cc string
+	start, stop  Duration
+	extraDelay   Duration
+	grp          *Group // the group it comes from; nil for uniform terminals
+	maxMbps      float64
+	direction    string // the group's traffic direction ("" = traffic.direction)
 }
 
 // addGroupStations adds the stations of [[terminals.group]] entries to r
@@ -354,7 +354,7 @@ func (s *Scenario) addGroupStations(r *Run, b runBuild, sc func(Duration) Durati
 			start := g.Start + Duration(int64(i)*int64(g.Stagger))
 			s.addStation(r, b, sc, stationSpec{group: name, managed: g.Managed == nil || *g.Managed,
 				phy: g.PHYMbps, fer: g.FER, mobility: g.Mobility, cc: g.CC, start: start, stop: s.stopOr(g.Stop),
-				extraDelay: g.ExtraDelay, grp: &s.Terminals.Groups[gi], maxMbps: g.MaxMbps, directionGroup: g.Direction})
+				extraDelay: g.ExtraDelay, grp: &s.Terminals.Groups[gi], maxMbps: g.MaxMbps, direction: g.Direction})
 		}
 	}
 }
@@ -419,8 +419,8 @@ func (s *Scenario) addStation(r *Run, b runBuild, sc func(Duration) Duration, sp
 	st := Station{Name: fmt.Sprintf("sta%d", k), Group: sp.group, Managed: sp.managed, PHYMbps: phy, FER: fer, Direction: s.Traffic.Direction,
 		Mobility: mob, Start: sc(sp.start), Stop: sc(sp.stop), MaxMbps: sp.maxMbps,
 		ExtraDelay: sp.extraDelay + Duration(int64(k-1)*int64(s.Wired.ExtraDelayStep))}
-	if sp.directionGroup != "" {
-		st.Direction = sp.directionGroup
+	if sp.direction != "" {
+		st.Direction = sp.direction
 	}
 	st.RateControl, st.PER = r.WLAN.RateControl, t.PER
 	if t.RateControl != "" {
