@@ -213,6 +213,9 @@ type coop struct {
 	// evaluation, half-life 69 s at 0.5 s), restored when coop competes.
 	comp     compete
 	peakRate float64
+	// peakGroup is the same decaying maximum of the group's delivery (Σ rates):
+	// what the medium has been seen to carry for the group (targetQueue).
+	peakGroup float64
 	// probe learns the queue per contender the medium needs
 	// (coop_probe.go); probeWindow is the group's window sum at the first
 	// evaluation of epoch probeEpoch's probe phase (groupProbing).
@@ -254,6 +257,7 @@ func (c *coop) Decide(v View) Decision {
 		c.last = Decision{Reason: fmt.Sprintf("coop: %d peers heard but no RTT known yet; no bounds", g.peers)}
 		return copyDecision(c.last)
 	}
+	c.peakGroup = max(c.peakGroup*0.995, g.measured)
 	c.last = c.evaluate(v, gs, g, update)
 	return copyDecision(c.last)
 }
@@ -268,7 +272,7 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 	if capRef == 0 {
 		capRef = g.measured
 	}
-	dStar := targetQueue(cp, g, mss, capRef, c.probe.current(cp)) // s
+	dStar := c.targetQueue(g, mss, capRef, c.probe.current(cp)) // s
 	targetRatio := (g.rbar + dStar) / g.rbar
 	inflated := g.d >= dStar
 
@@ -330,7 +334,7 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 	// window (4× at 256 ms behind a second of someone else's queue, 100× at
 	// 4 ms), and a queue of the group then drains with the windows
 	// following it down (coop_compete.go).
-	dStar = targetQueue(cp, g, mss, c.capacity, c.probe.current(cp))
+	dStar = c.targetQueue(g, mss, c.capacity, c.probe.current(cp))
 	share := terminalShare(cp, g.terms, c.capacity)
 	per, targets := flowBounds(cp, v.Flows, share, g, c.windowQueue(dStar, g.d), inflated, c.p.MSS)
 	if c.comp.open() {
@@ -385,7 +389,7 @@ func (c *coop) observeProbe(now time.Time, g group, mss, sized float64, update b
 	ramping := g.idle(sized) && !c.probe.probing(cp) // an up-probe's first ticks are below its target
 	eligible := c.capacity > 0 && !ramping && (g.d <= probeQueueSpan*cp.OffRatio*sized || c.comp.owns(g.d))
 	bites := func(s float64) bool { return c.probeMoves(g, mss, s) }
-	deep := g.d >= targetQueue(cp, g, mss, c.capacity, c.probe.probeValue(cp, 1))
+	deep := g.d >= c.targetQueue(g, mss, c.capacity, c.probe.probeValue(cp, 1))
 	return c.probe.observe(cp, now, c.p.EvalInterval, len(g.terms), g.measured, eligible, deep, bites)
 }
 
@@ -395,8 +399,8 @@ func (c *coop) observeProbe(now time.Time, g group, mss, sized float64, update b
 // (groupProbing).
 func (c *coop) probeMoves(g group, mss, s float64) bool {
 	cp := c.p.Coop
-	now0 := targetQueue(cp, g, mss, c.capacity, c.probe.learned(cp))
-	d := targetQueue(cp, g, mss, c.capacity, s)
+	now0 := c.targetQueue(g, mss, c.capacity, c.probe.learned(cp))
+	d := c.targetQueue(g, mss, c.capacity, s)
 	return d >= 1.25*now0 || d <= 0.8*now0
 }
 
@@ -482,6 +486,24 @@ func (c *coop) groupProbing(now time.Time, g group, mss float64) (probing, rose 
 		c.probeEpoch, c.probeWindow = e, g.window
 	}
 	return true, g.window > 0 && g.window > (1/InelasticQueue)*c.probeWindow
+}
+
+// targetQueue is the target d* (targetQueue) for the estimate capacity,
+// whose segment floor is served at no less than half the group's peak
+// delivery (peakGroup): a medium that has carried that much for the group
+// serves its contenders' segments at least that fast. A group squeezed by
+// hosts without coopcc sees its estimate collapse, and the floor
+// segs·MSS·(n+1)/C grew with it: beside 8 CUBIC hosts at 256 ms (lab,
+// coexistence N = 10, 2026-11-26) a terminal's estimate fell from 500 to
+// 3 kB/s, its target queue rose from 45 ms to 12 s, the queue (0.4–1.6 s)
+// was "at the target", and the elasticity test that would have released it
+// never opened an episode — 0.45 Mbit/s against the hosts' 2.6. Half: a
+// medium that rate adaptation slowed down may really carry less.
+func (c *coop) targetQueue(g group, mss, capacity, segs float64) float64 {
+	if capacity > 0 {
+		capacity = max(capacity, c.peakGroup/2)
+	}
+	return targetQueue(c.p.Coop, g, mss, capacity, segs)
 }
 
 // windowQueue is the queueing delay (s) the windows are sized for: the
@@ -661,7 +683,7 @@ func (c *coop) competing(gs []dstGroup, self terminal, why string, seed float64)
 
 func (c *coop) reset() {
 	c.tick = cadence{}
-	c.comp, c.peakRate, c.probe, c.probeEpoch, c.probeWindow = compete{}, 0, queueProbe{}, 0, 0
+	c.comp, c.peakRate, c.peakGroup, c.probe, c.probeEpoch, c.probeWindow = compete{}, 0, 0, queueProbe{}, 0, 0
 	c.capacity = 0
 	c.last = Decision{}
 	clear(c.rateMem)

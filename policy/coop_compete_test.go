@@ -874,3 +874,33 @@ func TestCompeteHeldWindowsAtTheAccessFloor(t *testing.T) {
 		t.Error("a queue growing from 4.8 to 16 ms at held windows: no verdict")
 	}
 }
+
+// TestCoopSqueezedTerminalStillJudgesItsQueue: the target's segment floor
+// is served at no less than half of what the group has delivered. A
+// terminal squeezed by hosts without coopcc (lab, coexistence N = 10,
+// 2026-11-26) saw its estimate fall from 500 to 3 kB/s and its target queue
+// rise to 12 s with it: its queue of 0.4–1.6 s was "at the target" and
+// the elasticity test never opened an episode. Here one terminal delivers
+// 500 kB/s at 256 ms for 5 s; then its estimate has collapsed to 2.9 kB/s
+// (the lab's, after a timeout) and its queue is 500 ms: the target must
+// stay where the medium puts it, and the queue count as inflated.
+func TestCoopSqueezedTerminalStillJudgesItsQueue(t *testing.T) {
+	// The elasticity test is off, so that the evaluation shows its target.
+	c := newCoopT(t, Params{Coop: CoopParams{DisableSwitchOff: true}})
+	const base = 256 * time.Millisecond
+	view := func(i int, q time.Duration, rate float64) View {
+		return View{Now: t0.Add(time.Duration(i) * 500 * time.Millisecond), Flows: []FlowView{{Dst: dstA, MSS: 1448,
+			Cwnd: uint32(rate * (base + q).Seconds() / 1448), SRTT: base + q, MinRTT: base, DeliveryRate: rate}}}
+	}
+	for i := 0; i < 10; i++ {
+		c.Decide(view(i, 60*time.Millisecond, 500e3))
+	}
+	c.capacity = 2896
+	dec := c.Decide(view(10, 500*time.Millisecond, 3e3))
+	// The relative target, 0.15 × 256 ms, over 2 segments for the terminal
+	// and the AP at half the 500 kB/s peak, 23 ms (at the collapsed
+	// estimate: 2 s).
+	if c.dStar > 40*time.Millisecond || !strings.Contains(dec.Reason, " inflated") {
+		t.Fatalf("target queue %v after the estimate collapsed, want ≤ 40 ms and a queue of 500 ms inflated: %s", c.dStar, dec.Reason)
+	}
+}
