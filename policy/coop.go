@@ -380,14 +380,22 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 // (compete.owns) is the group's working point too: a medium whose access
 // delay alone is above the span (802.11ac at 1 Gbit/s: 4 ms of floor against
 // a 0.9 ms target) must be able to learn that it needs more queue. A probe
-// is worth making when it moves d* by a quarter or more.
+// is worth making when it moves d* by a quarter or more. The span is
+// OffRatio × the target only until the group's queue has proved its own
+// since the capacity was last measured (compete.provedOurs; unless the
+// elasticity test is disabled): a queue the elasticity test is judging may
+// be someone else's, and beside hosts without coopcc more queue pays.
 func (c *coop) observeProbe(now time.Time, g group, mss, sized float64, update bool) string {
 	cp := c.p.Coop
 	if !update || cp.DisableQueueProbe {
 		return ""
 	}
 	ramping := g.idle(sized) && !c.probe.probing(cp) // an up-probe's first ticks are below its target
-	eligible := c.capacity > 0 && !ramping && (g.d <= probeQueueSpan*cp.OffRatio*sized || c.comp.owns(g.d))
+	span := probeQueueSpan * cp.OffRatio * sized
+	if !cp.DisableSwitchOff && !c.comp.provedOurs() {
+		span = cp.OffRatio * sized // no wider than a queue the elasticity test leaves alone
+	}
+	eligible := c.capacity > 0 && !ramping && (g.d <= span || c.comp.owns(g.d))
 	bites := func(s float64) bool { return c.probeMoves(g, mss, s) }
 	deep := g.d >= c.targetQueue(g, mss, c.capacity, c.probe.probeValue(cp, 1))
 	return c.probe.observe(cp, now, c.p.EvalInterval, len(g.terms), g.measured, eligible, deep, bites)

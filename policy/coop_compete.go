@@ -58,6 +58,15 @@ type compete struct {
 	// first seen at its present size nFormed (observe).
 	formed  time.Time
 	nFormed int
+	// ours: since the capacity was last measured afresh, the group's
+	// queue has shown itself the group's — it stayed at the target with
+	// an estimate (since atSince) long enough, or followed the group's
+	// windows in an episode (provedOurs).
+	ours    bool
+	atSince time.Time
+	// steady: the queue has been at the target for the span noteTarget
+	// asks; only then does the episode's reference go (track).
+	steady bool
 }
 
 // Elasticity thresholds of the competitive-mode test.
@@ -147,7 +156,7 @@ func (s *compete) retry(now time.Time) bool {
 	if s.offUntil.IsZero() || now.Before(s.offUntil) {
 		return false
 	}
-	s.offUntil, s.since, s.retriedAt, s.held = time.Time{}, time.Time{}, now, time.Time{}
+	s.offUntil, s.since, s.retriedAt, s.held, s.ours, s.atSince = time.Time{}, time.Time{}, now, time.Time{}, false, time.Time{}
 	s.c0, s.m0, s.rate, s.back = 0, 0, 0, 0
 	s.medAt = medium{} // the medium as the fresh start finds it (see)
 	return true
@@ -295,6 +304,30 @@ func (s *compete) see(m medium) {
 	s.medAt = medium{self: max(s.medAt.self, m.self), median: max(s.medAt.median, m.median)}
 }
 
+// followed records that the open episode's queue followed the group's
+// windows (it fell after the cut, or sits where they explain it): the
+// queue is the group's so far (owned, provedOurs), and the test goes on
+// from the queue as it is (resume).
+func (s *compete) followed(now time.Time, d, capacity float64) {
+	s.resume(now, d, capacity)
+	s.owned, s.ours = true, true
+}
+
+// provedOurs reports whether, since the capacity was last measured afresh,
+// the group's queue has shown itself the group's (ours: it stayed at the
+// target, noteTarget, or followed the group's cut). Until it has, a
+// queue probe runs only at a queue under OffRatio × the target, which the
+// elasticity test does not judge (coop.observeProbe): beside hosts without coopcc
+// more queue pays — the group's windows take a larger share of a medium
+// the hosts keep busy — and an adopted probe raised the target over the
+// queue the hosts built, so that the elasticity test found nothing to
+// judge. In the lab (coexistence --quick, 256 ms, 2026-11-26) every managed
+// terminal whose target a probe raised before the verdict got it 8–20 s
+// into the run and 0.1–4.8 Mbit/s, against 2–9.5 s and 1.1–5.9 for the
+// others (N = 4 and 10, 156 terminals; each of the seven worst runs,
+// 0.05–0.61 × the unmanaged, had such a terminal).
+func (s *compete) provedOurs() bool { return s.ours }
+
 // resume opens an episode at now from the queue as it is but against the
 // last episode's reference (C₀, M₀), so its hold stays where it was: the
 // queue has not reached the target since, so the group has not shown that
@@ -372,11 +405,33 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 	if !s.retriedAt.IsZero() && now.Sub(s.retriedAt) > s.offFor {
 		s.offFor, s.retriedAt = base, time.Time{} // cooperated for a whole period: forgive
 	}
+	s.noteTarget(now, capacity > 0 && d <= dStar, max(cp.OffAfter, seconds(2*sized)))
 	atFloor, open := s.track(now, n, d, dStar, capacity, floorWin, sized, measured)
 	if !open {
 		return ""
 	}
 	return s.judge(now, cp, n, d, dStar, rbar, capacity, floorWin, measured, atFloor)
+}
+
+// noteTarget records whether the group's queue is at its target (at) at
+// now: a queue that has stayed there for span (OffAfter and two round
+// trips) is steady there, which proves it the group's (provedOurs) and
+// ends the episode's reference (track). One evaluation is neither: beside
+// two CUBIC hosts at 256 ms (lab, coexistence N = 4, 2026-11-26) their
+// queue fell under the target for a tick when a host backed off; a probe
+// adopted on that proof raised the target, and the verdict came 14.5 s
+// into the run; and each such tick dropped the reference, so the next
+// episode held the group at 0.7 × a lower estimate — 1.19 MB/s to 0.44 in
+// 8 s of such restarts, before the verdict at 12 s.
+func (s *compete) noteTarget(now time.Time, at bool, span time.Duration) {
+	switch {
+	case !at:
+		s.atSince = time.Time{}
+	case s.atSince.IsZero():
+		s.atSince = now
+	}
+	s.steady = at && now.Sub(s.atSince) >= span
+	s.ours = s.ours || s.steady
 }
 
 // track keeps the episode's books for one evaluation (observe's
@@ -385,7 +440,10 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 // whether an episode is open to be judged now.
 func (s *compete) track(now time.Time, n int, d, dStar, capacity, floorWin, sized, measured float64) (atFloor, open bool) {
 	if capacity <= 0 || d <= dStar {
-		s.since, s.c0, s.m0 = time.Time{}, 0, 0 // at the target: the reference goes
+		s.since = time.Time{}
+		if capacity <= 0 || s.steady {
+			s.c0, s.m0 = 0, 0 // at the target to stay: the reference goes
+		}
 		if capacity > 0 {
 			s.medAt = s.med.atTarget(s.medAt) // the medium the group works on at its target
 		}
@@ -395,7 +453,7 @@ func (s *compete) track(now time.Time, n int, d, dStar, capacity, floorWin, size
 		s.nFormed, s.formed = n, now
 	}
 	if s.since.IsZero() && n == s.n0 && s.c0 > 0 {
-		s.resume(now, d, capacity) // closed by a new target or a probe, not by reaching it
+		s.resume(now, d, capacity) // closed by a new target, a probe or a moment at the target
 		return false, false
 	}
 	if s.since.IsZero() || now.Before(s.since) || n > s.n0 {
@@ -460,8 +518,7 @@ func (s *compete) judge(now time.Time, cp CoopParams, n int, d, dStar, rbar, cap
 		return ""
 	}
 	if !grew && d < InelasticQueue*s.d0 {
-		s.resume(now, d, capacity) // it followed the cut: ours so far; the test goes on from here
-		s.owned = true
+		s.followed(now, d, capacity) // it followed the cut: ours so far; the test goes on from here
 		return ""
 	}
 	return s.inelastic(now, cp, n, d, dStar, rbar, capacity, floorWin, measured, atFloor, cut, grew)
@@ -504,7 +561,7 @@ func (s *compete) inelastic(now time.Time, cp CoopParams, n int, d, dStar, rbar,
 		// target of 2 ms (lab, heterogeneous, 2026-11-25).
 		if cut {
 			s.resume(now, d, capacity)
-			s.owned = true
+			s.owned = true // no new evidence; not proof that the queue is ours (provedOurs)
 		} else {
 			s.start(now, n, d, capacity, measured)
 		}

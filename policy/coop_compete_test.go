@@ -474,7 +474,10 @@ func pairObserver() (s *compete, obs func(ms int, d, c float64) string) {
 // queue the group's own; the next test keeps the same reference, so the hold
 // stays at 70 % of it instead of letting each restart cut 30 % more (the
 // lab's coop terminals beside 2 CUBIC hosts: hi 149 → 24 in 22 s). Only a
-// queue at the target lets the reference go.
+// queue that stays at the target, for OffAfter and two round trips, lets
+// the reference go (noteTarget): one tick there is as often a host's
+// backoff (lab, coexistence N = 4, 2026-11-26: each such tick dropped the
+// reference, and the hold went from 1.19 MB/s to 0.44 in 8 s).
 func TestCompeteKeepsItsReferenceUntilTheTarget(t *testing.T) {
 	s, obs := pairObserver()
 	obs(0, 0.100, 1e6)      // opens, reference 1 MB/s
@@ -487,10 +490,17 @@ func TestCompeteKeepsItsReferenceUntilTheTarget(t *testing.T) {
 	}
 	r, robs := pairObserver()
 	robs(0, 0.100, 1e6)
-	robs(1000, 0.030, 0.7e6) // at the target
-	robs(2000, 0.060, 0.8e6)
+	robs(1000, 0.030, 0.7e6) // a tick at the target
+	robs(1500, 0.060, 0.8e6)
+	if got := r.hold(); got != InelasticCut*1e6 {
+		t.Errorf("after a tick at the target: hold %.0f, want 70 %% of the reference's 1 MB/s", got)
+	}
+	for ms := 2000; ms <= 3000; ms += 500 { // at the target for 1 s
+		robs(ms, 0.030, 0.7e6)
+	}
+	robs(3500, 0.060, 0.8e6)
 	if got := r.hold(); got != InelasticCut*0.8e6 {
-		t.Errorf("after the queue reached the target: hold %.0f, want 70 %% of the new 800 kB/s", got)
+		t.Errorf("after the queue stayed at the target: hold %.0f, want 70 %% of the new 800 kB/s", got)
 	}
 }
 
@@ -902,5 +912,30 @@ func TestCoopSqueezedTerminalStillJudgesItsQueue(t *testing.T) {
 	// estimate: 2 s).
 	if c.dStar > 40*time.Millisecond || !strings.Contains(dec.Reason, " inflated") {
 		t.Fatalf("target queue %v after the estimate collapsed, want ≤ 40 ms and a queue of 500 ms inflated: %s", c.dStar, dec.Reason)
+	}
+}
+
+// TestCompeteOneTickAtTheTargetProvesNothing: beside CUBIC hosts their
+// queue falls under the target for a tick when a host backs off (lab,
+// coexistence N = 4, 2026-11-26); only a queue that stays at the target for
+// OffAfter and two round trips proves itself the group's.
+func TestCompeteOneTickAtTheTargetProvesNothing(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	const rbar, dStar, floorWin, c = 0.256, 0.0384, 2 * 1448 * 2.0, 800e3
+	queues := []float64{0.065, 0.031, 0.085, 0.102, 0.031, 0.107} // one tick under, twice
+	var s compete
+	for i, d := range queues {
+		s.observe(t0.Add(time.Duration(i)*500*time.Millisecond), cp, 2, d, dStar, rbar, c, floorWin, rbar+d, c)
+	}
+	if s.provedOurs() {
+		t.Fatal("single ticks under the target proved the queue the group's")
+	}
+	// Under the target from 3 s on: proved once OffAfter and two round
+	// trips (1 s at 256 ms + the target) have passed, not before.
+	for i, want := range []bool{false, false, true} {
+		s.observe(t0.Add(3*time.Second+time.Duration(i)*500*time.Millisecond), cp, 2, 0.030, dStar, rbar, c, floorWin, rbar+dStar, c)
+		if got := s.provedOurs(); got != want {
+			t.Errorf("%d ticks at the target: proved %v, want %v", i+1, got, want)
+		}
 	}
 }

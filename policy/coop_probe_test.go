@@ -453,3 +453,33 @@ func TestQueueProbeNotDuringTheRamp(t *testing.T) {
 		}
 	}
 }
+
+// TestCoopProbesAJudgedQueueOnlyOnceProvedOurs: two terminals at 256 ms
+// whose queue sits at 80 ms, 2.1 × the target — above OffRatio × it, so
+// the elasticity test is judging it, and inside the span where a queue the
+// group owns may be probed. Beside hosts without coopcc more queue pays (a
+// larger share of their medium), and a probe adopted there raised the
+// target over the hosts' queue before the verdict (lab, coexistence,
+// 2026-11-26). Until the queue has proved the group's own no probe runs;
+// once it has, one does.
+func TestCoopProbesAJudgedQueueOnlyOnceProvedOurs(t *testing.T) {
+	for _, proved := range []bool{false, true} {
+		c := newCoopT(t, Params{})
+		cp := c.p.Coop
+		c.capacity, c.comp.ours = 400e3, proved
+		self := terminal{base: 256 * time.Millisecond, queue: 80 * time.Millisecond, rate: 200e3}
+		g := group{terms: []terminal{self, self}, rbar: 0.256, d: 0.080, measured: 400e3}
+		dStar := c.targetQueue(g, 1448, c.capacity, c.probe.current(cp))
+		if g.d <= cp.OffRatio*dStar || g.d > probeQueueSpan*cp.OffRatio*dStar {
+			t.Fatalf("queue %.0f ms against a target of %.1f ms: not between OffRatio × and the span", g.d*1e3, dStar*1e3)
+		}
+		probed := false
+		for i := 0; i < 40; i++ {
+			c.observeProbe(t0.Add(time.Duration(i)*500*time.Millisecond), g, 1448, dStar, true)
+			probed = probed || c.probe.probing(cp)
+		}
+		if probed != proved {
+			t.Errorf("queue proved the group's %v: probed %v", proved, probed)
+		}
+	}
+}
