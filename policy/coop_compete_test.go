@@ -474,7 +474,10 @@ func pairObserver() (s *compete, obs func(ms int, d, c float64) string) {
 // queue the group's own; the next test keeps the same reference, so the hold
 // stays at 70 % of it instead of letting each restart cut 30 % more (the
 // lab's coop terminals beside 2 CUBIC hosts: hi 149 → 24 in 22 s). Only a
-// queue at the target lets the reference go.
+// queue that stays at the target, for OffAfter and two round trips, lets
+// the reference go (noteTarget): one tick there is as often a host's
+// backoff (lab, coexistence N = 4, 2026-11-26: each such tick dropped the
+// reference, and the hold went from 1.19 MB/s to 0.44 in 8 s).
 func TestCompeteKeepsItsReferenceUntilTheTarget(t *testing.T) {
 	s, obs := pairObserver()
 	obs(0, 0.100, 1e6)      // opens, reference 1 MB/s
@@ -487,10 +490,17 @@ func TestCompeteKeepsItsReferenceUntilTheTarget(t *testing.T) {
 	}
 	r, robs := pairObserver()
 	robs(0, 0.100, 1e6)
-	robs(1000, 0.030, 0.7e6) // at the target
-	robs(2000, 0.060, 0.8e6)
+	robs(1000, 0.030, 0.7e6) // a tick at the target
+	robs(1500, 0.060, 0.8e6)
+	if got := r.hold(); got != InelasticCut*1e6 {
+		t.Errorf("after a tick at the target: hold %.0f, want 70 %% of the reference's 1 MB/s", got)
+	}
+	for ms := 2000; ms <= 3000; ms += 500 { // at the target for 1 s
+		robs(ms, 0.030, 0.7e6)
+	}
+	robs(3500, 0.060, 0.8e6)
 	if got := r.hold(); got != InelasticCut*0.8e6 {
-		t.Errorf("after the queue reached the target: hold %.0f, want 70 %% of the new 800 kB/s", got)
+		t.Errorf("after the queue stayed at the target: hold %.0f, want 70 %% of the new 800 kB/s", got)
 	}
 }
 
