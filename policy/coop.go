@@ -209,8 +209,8 @@ type coop struct {
 	targets map[netip.Addr]float64
 	dStar   time.Duration
 	// comp is the competitive-mode (switch-off) state; peakRate a slowly
-	// decaying maximum of this terminal's delivery rate (×0.995 per
-	// evaluation, half-life 69 s at 0.5 s), restored when coop competes.
+	// decaying maximum of this terminal's delivery rate (× peakDecay per
+	// evaluation), restored when coop competes.
 	comp     compete
 	peakRate float64
 	// peakGroup is the same decaying maximum of the group's delivery (Σ rates):
@@ -223,6 +223,10 @@ type coop struct {
 	probeEpoch  int64
 	probeWindow float64
 }
+
+// peakDecay is the weight per evaluation that the peaks of delivery
+// (coop.peakRate, coop.peakGroup) keep: a half-life of 69 s at 0.5 s.
+const peakDecay = 0.995
 
 func newCoop(p Params) *coop {
 	return &coop{p: p, rateMem: map[netip.Addr]float64{}, targets: map[netip.Addr]float64{}}
@@ -250,14 +254,14 @@ func (c *coop) Decide(v View) Decision {
 	self.use = windowUse(v.Flows, c.last)
 	self.cwnd = bulkWindow(v.Flows)
 	self.link = finiteOr0(v.LinkRate)
-	c.peakRate = max(c.peakRate*0.995, self.rate)
+	c.peakRate = max(c.peakRate*peakDecay, self.rate)
 	g, ok := formGroup(self, peerTerminals(v.Peers))
 	if !ok {
 		c.capacity = 0
 		c.last = Decision{Reason: fmt.Sprintf("coop: %d peers heard but no RTT known yet; no bounds", g.peers)}
 		return copyDecision(c.last)
 	}
-	c.peakGroup = max(c.peakGroup*0.995, g.measured)
+	c.peakGroup = max(c.peakGroup*peakDecay, g.measured)
 	c.last = c.evaluate(v, gs, g, update)
 	return copyDecision(c.last)
 }

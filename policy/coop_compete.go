@@ -64,9 +64,6 @@ type compete struct {
 	// windows in an episode (provedOurs).
 	ours    bool
 	atSince time.Time
-	// steady: the queue has been at the target for the span noteTarget
-	// asks; only then does the episode's reference go (track).
-	steady bool
 }
 
 // Elasticity thresholds of the competitive-mode test.
@@ -305,9 +302,9 @@ func (s *compete) see(m medium) {
 }
 
 // followed records that the open episode's queue followed the group's
-// windows (it fell after the cut, or sits where they explain it): the
-// queue is the group's so far (owned, provedOurs), and the test goes on
-// from the queue as it is (resume).
+// windows (it fell by a fifth after the cut): the queue is the group's so
+// far (owned, provedOurs), and the test goes on from the queue as it is
+// (resume).
 func (s *compete) followed(now time.Time, d, capacity float64) {
 	s.resume(now, d, capacity)
 	s.owned, s.ours = true, true
@@ -405,8 +402,8 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 	if !s.retriedAt.IsZero() && now.Sub(s.retriedAt) > s.offFor {
 		s.offFor, s.retriedAt = base, time.Time{} // cooperated for a whole period: forgive
 	}
-	s.noteTarget(now, capacity > 0 && d <= dStar, max(cp.OffAfter, seconds(2*sized)))
-	atFloor, open := s.track(now, n, d, dStar, capacity, floorWin, sized, measured)
+	steady := s.noteTarget(now, capacity > 0 && d <= dStar, max(cp.OffAfter, seconds(2*sized)))
+	atFloor, open := s.track(now, n, d, dStar, capacity, floorWin, sized, measured, steady)
 	if !open {
 		return ""
 	}
@@ -414,34 +411,35 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 }
 
 // noteTarget records whether the group's queue is at its target (at) at
-// now: a queue that has stayed there for span (OffAfter and two round
-// trips) is steady there, which proves it the group's (provedOurs) and
-// ends the episode's reference (track). One evaluation is neither: beside
+// now and reports whether it is steady there: a queue that has stayed
+// there for span (OffAfter and two round trips), which proves it the
+// group's (provedOurs) and ends the episode's reference (track). One evaluation is neither: beside
 // two CUBIC hosts at 256 ms (lab, coexistence N = 4, 2026-11-26) their
 // queue fell under the target for a tick when a host backed off; a probe
 // adopted on that proof raised the target, and the verdict came 14.5 s
 // into the run; and each such tick dropped the reference, so the next
 // episode held the group at 0.7 × a lower estimate — 1.19 MB/s to 0.44 in
 // 8 s of such restarts, before the verdict at 12 s.
-func (s *compete) noteTarget(now time.Time, at bool, span time.Duration) {
+func (s *compete) noteTarget(now time.Time, at bool, span time.Duration) (steady bool) {
 	switch {
 	case !at:
 		s.atSince = time.Time{}
 	case s.atSince.IsZero():
 		s.atSince = now
 	}
-	s.steady = at && now.Sub(s.atSince) >= span
-	s.ours = s.ours || s.steady
+	steady = at && now.Sub(s.atSince) >= span
+	s.ours = s.ours || steady
+	return steady
 }
 
 // track keeps the episode's books for one evaluation (observe's
-// arguments): it closes the episode at the target and opens, resumes or
-// restarts it; it reports whether the windows sit at their floor and
-// whether an episode is open to be judged now.
-func (s *compete) track(now time.Time, n int, d, dStar, capacity, floorWin, sized, measured float64) (atFloor, open bool) {
+// arguments; steady from noteTarget): it closes the episode at the target
+// and opens, resumes or restarts it; it reports whether the windows sit at
+// their floor and whether an episode is open to be judged now.
+func (s *compete) track(now time.Time, n int, d, dStar, capacity, floorWin, sized, measured float64, steady bool) (atFloor, open bool) {
 	if capacity <= 0 || d <= dStar {
 		s.since = time.Time{}
-		if capacity <= 0 || s.steady {
+		if capacity <= 0 || steady {
 			s.c0, s.m0 = 0, 0 // at the target to stay: the reference goes
 		}
 		if capacity > 0 {
