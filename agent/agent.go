@@ -247,7 +247,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 }
 
-// Tick runs one iteration of the loop.
+// Tick runs one iteration of the loop: it reads the kernel's flows, asks the
+// policy (and the guard) for bounds, writes them, and keeps the tick's state
+// for the status socket and the peer protocol.
 func (a *Agent) Tick(now time.Time) {
 	start := time.Now()
 	a.mu.Lock()
@@ -255,97 +257,18 @@ func (a *Agent) Tick(now time.Time) {
 	a.counts.Ticks++
 	a.mu.Unlock()
 
-	all, err := a.deps.Flows.Snapshot()
-	if err != nil {
-		a.mu.Lock()
-		a.counts.MonitorErrors++
-		n := a.counts.MonitorErrors
-		a.last.Err = "monitor: " + err.Error()
-		a.mu.Unlock()
-		if n == 1 || n%100 == 0 {
-			a.log.Error("monitor snapshot failed; bounds removed (fail open)", "err", err, "count", n)
-		}
-		a.clearAll("fail-open: monitor error")
+	flows, ok := a.snapshot(filter)
+	if !ok {
 		return
 	}
-	addrs, aerr := a.deps.IfaceAddrs(filter.iface)
-	if aerr != nil && filter.iface != "" {
-		a.log.Debug("interface addresses", "iface", filter.iface, "err", aerr)
-	}
-	flows := filter.apply(all, addrs)
-
 	peers := a.deps.Peers.Live(now)
 	n := a.deps.Peers.N(now)
-	view := View{Now: now, Flows: make([]FlowView, 0, len(flows)), Peers: make([]PeerView, 0, len(peers))}
-	raw, lerr := a.deps.LinkRate(cfg.Iface)
-	if lerr != nil {
-		a.log.Debug("link rate", "iface", cfg.Iface, "err", lerr)
-	}
-	active := 0
-	var agg float64
-	a.mu.Lock()
-	link := a.link.observe(raw)
-	view.LinkRate = link
-	ticks := a.ticks.observe(now, flows)
-	upRates := make([]float64, len(flows))
-	a.mu.Unlock()
-	pathMin := pathMinRTT(flows)
-	var downloads []FlowView
-	for i, f := range flows {
-		if d := ticks[i]; d.Rate > 0 {
-			// A download: bounded through the window this host
-			// advertises, in the same budget as the uploads.
-			active++
-			agg += d.Rate
-			v := downloadView(f, d, pathMin[f.Dst.Addr()])
-			downloads = append(downloads, v)
-			view.Flows = append(view.Flows, v)
-			continue
-		}
-		act := isActive(f)
-		// An idle flow delivers nothing now: TCP_INFO keeps its last
-		// delivery-rate sample (iperf3's control connection reports the
-		// rate of its setup exchange for the whole run), which as an
-		// app-limited demand took up to half of the terminal's share.
-		var rate float64
-		if act {
-			active++
-			rate = uploadRate(f, ticks[i])
-			agg += rate
-		}
-		upRates[i] = rate
-		view.Flows = append(view.Flows, FlowView{
-			Dst: f.Dst.Addr(), Cwnd: f.Cwnd, MSS: f.MSS, SRTT: f.SRTT, MinRTT: f.MinRTT,
-			DeliveryRate: rate, AppLimited: f.AppLimited || !act,
-		})
-	}
-	groupRate := agg
-	for _, p := range peers {
-		view.Peers = append(view.Peers, peerView(p))
-		groupRate += float64(p.DeliveryRate)
-	}
+	tv := a.buildView(now, cfg.Iface, flows, peers)
 
-	dec, perr := decide(pol, view)
-	reason := dec.Reason
-	if perr != nil {
-		a.mu.Lock()
-		a.counts.PolicyPanics++
-		a.mu.Unlock()
-		a.log.Error("policy failed; control off this tick", "policy", pol.Name(), "err", perr)
-		dec, reason = Decision{}, "fail-open: "+perr.Error()
-	}
-
+	dec, reason := a.policyDecision(pol, tv.view)
 	var gs policy.GuardStatus
 	if guard != nil {
-		rate := groupRate
-		if cfg.Guard.Scope == "self" {
-			rate = agg
-		}
-		gs = guard.Observe(now, policy.GuardSample{Rate: rate, Flows: active, N: n, Control: dec.Active})
-		if !gs.ControlOn && dec.Active {
-			dec = Decision{Reason: dec.Reason}
-			reason = "guard: " + gs.Reason
-		}
+		dec, reason, gs = guarded(guard, cfg.Guard.Scope, now, tv, n, dec, reason)
 	}
 
 	// Every tick's decision at debug level: the bounds events are written
@@ -360,19 +283,137 @@ func (a *Agent) Tick(now time.Time) {
 	if dec.Active {
 		gone = "no managed flow to this destination"
 	}
-	ok := a.apply(now, desired, n, pol.Name(), reason, gone)
+	applied := a.apply(now, desired, n, pol.Name(), reason, gone)
 
 	a.mu.Lock()
-	if n <= 1 && agg > a.capab {
-		a.capab = agg
+	defer a.mu.Unlock()
+	if n <= 1 && tv.agg > a.capab {
+		a.capab = tv.agg
 	}
-	a.last = tickState{At: now, Flows: flows, UpRates: upRates, Downloads: downloads, Active: active, Peers: peers, N: n, Decision: dec, Reason: reason, Guard: gs, LinkRate: link}
+	a.last = tickState{At: now, Flows: flows, UpRates: tv.upRates, Downloads: tv.downloads, Active: tv.active, Peers: peers, N: n, Decision: dec, Reason: reason, Guard: gs, LinkRate: tv.view.LinkRate}
 	a.last.Own = a.ownStatusLocked(pol.Name())
 	a.last.TickTime = time.Since(start)
-	if !ok {
+	if !applied {
 		a.last.Err = "datapath error (bounds removed, fail open)"
 	}
+}
+
+// snapshot reads the kernel's flows and keeps the managed ones (filter). On
+// a monitor error it removes every bound (fail open), counts and logs the
+// error, and reports false: the tick ends there.
+func (a *Agent) snapshot(filter flowFilter) ([]Flow, bool) {
+	all, err := a.deps.Flows.Snapshot()
+	if err != nil {
+		a.mu.Lock()
+		a.counts.MonitorErrors++
+		n := a.counts.MonitorErrors
+		a.last.Err = "monitor: " + err.Error()
+		a.mu.Unlock()
+		if n == 1 || n%100 == 0 {
+			a.log.Error("monitor snapshot failed; bounds removed (fail open)", "err", err, "count", n)
+		}
+		a.clearAll("fail-open: monitor error")
+		return nil, false
+	}
+	addrs, aerr := a.deps.IfaceAddrs(filter.iface)
+	if aerr != nil && filter.iface != "" {
+		a.log.Debug("interface addresses", "iface", filter.iface, "err", aerr)
+	}
+	return filter.apply(all, addrs), true
+}
+
+// tickView is what one tick's policy sees (view) and what the agent keeps
+// of it: each flow's upload rate (0 unless active), the downloads, how many
+// flows are active, this terminal's delivery (agg, B/s) and the group's
+// (groupRate: agg and the peers' reports).
+type tickView struct {
+	view           View
+	upRates        []float64
+	downloads      []FlowView
+	active         int
+	agg, groupRate float64
+}
+
+// buildView builds the policy's view of the tick at now from the managed
+// flows, the live peers and the interface's PHY rate.
+func (a *Agent) buildView(now time.Time, iface string, flows []Flow, peers []PeerStatus) tickView {
+	tv := tickView{view: View{Now: now, Flows: make([]FlowView, 0, len(flows)), Peers: make([]PeerView, 0, len(peers))}}
+	raw, lerr := a.deps.LinkRate(iface)
+	if lerr != nil {
+		a.log.Debug("link rate", "iface", iface, "err", lerr)
+	}
+	a.mu.Lock()
+	tv.view.LinkRate = a.link.observe(raw)
+	ticks := a.ticks.observe(now, flows)
 	a.mu.Unlock()
+	tv.upRates = make([]float64, len(flows))
+	pathMin := pathMinRTT(flows)
+	for i, f := range flows {
+		if d := ticks[i]; d.Rate > 0 {
+			// A download: bounded through the window this host
+			// advertises, in the same budget as the uploads.
+			tv.active++
+			tv.agg += d.Rate
+			v := downloadView(f, d, pathMin[f.Dst.Addr()])
+			tv.downloads = append(tv.downloads, v)
+			tv.view.Flows = append(tv.view.Flows, v)
+			continue
+		}
+		act := isActive(f)
+		// An idle flow delivers nothing now: TCP_INFO keeps its last
+		// delivery-rate sample (iperf3's control connection reports the
+		// rate of its setup exchange for the whole run), which as an
+		// app-limited demand took up to half of the terminal's share.
+		var rate float64
+		if act {
+			tv.active++
+			rate = uploadRate(f, ticks[i])
+			tv.agg += rate
+		}
+		tv.upRates[i] = rate
+		tv.view.Flows = append(tv.view.Flows, FlowView{
+			Dst: f.Dst.Addr(), Cwnd: f.Cwnd, MSS: f.MSS, SRTT: f.SRTT, MinRTT: f.MinRTT,
+			DeliveryRate: rate, AppLimited: f.AppLimited || !act,
+		})
+	}
+	tv.groupRate = tv.agg
+	for _, p := range peers {
+		tv.view.Peers = append(tv.view.Peers, peerView(p))
+		tv.groupRate += float64(p.DeliveryRate)
+	}
+	return tv
+}
+
+// policyDecision asks the policy pol for this tick's decision and its
+// reason; a policy that fails (decide) is counted and logged, and gives no
+// control this tick (fail open).
+func (a *Agent) policyDecision(pol Policy, view View) (Decision, string) {
+	dec, err := decide(pol, view)
+	if err == nil {
+		return dec, dec.Reason
+	}
+	a.mu.Lock()
+	a.counts.PolicyPanics++
+	a.mu.Unlock()
+	a.log.Error("policy failed; control off this tick", "policy", pol.Name(), "err", err)
+	return Decision{}, "fail-open: " + err.Error()
+}
+
+// guarded passes the tick (tv, n terminals) through the guard, which
+// switches control off where it does not help: it watches the group's
+// delivery, or this terminal's alone with scope "self". It returns the
+// decision (no bounds while the guard holds control off), its reason and the
+// guard's status.
+func guarded(guard *policy.Guard, scope string, now time.Time, tv tickView, n int, dec Decision, reason string) (Decision, string, policy.GuardStatus) {
+	rate := tv.groupRate
+	if scope == "self" {
+		rate = tv.agg
+	}
+	gs := guard.Observe(now, policy.GuardSample{Rate: rate, Flows: tv.active, N: n, Control: dec.Active})
+	if !gs.ControlOn && dec.Active {
+		return Decision{Reason: dec.Reason}, "guard: " + gs.Reason, gs
+	}
+	return dec, reason, gs
 }
 
 // decide calls the policy on the view with its peers' reports made
