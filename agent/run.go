@@ -100,56 +100,107 @@ func Main(ctx context.Context, o Options) (err error) {
 	}
 	log, level := NewLogger(cfg.Log, o.LogOutput)
 
-	var undo []func()
-	defer func() {
-		for i := len(undo) - 1; i >= 0; i-- {
-			undo[i]()
-		}
-	}()
-
-	if err := checkPrivileges(); err != nil {
+	var undo cleanup
+	defer undo.run()
+	h, err := openHost(cfg, o, log, &undo)
+	if err != nil {
 		return err
+	}
+	a, metricsAddr, err := startAgent(ctx, cfg, o, h, log, &undo)
+	if err != nil {
+		return err
+	}
+
+	// Loading the BPF objects parses the kernel's BTF (tens of MB, garbage
+	// once loaded): hand that memory back to the OS now rather than keep it
+	// in the heap for the agent's lifetime.
+	debug.FreeOSMemory()
+	log.Info("agent started", "iface", cfg.Iface, "group", cfg.Group.ID, "policy", cfg.Policy.Name,
+		"backend", h.dp.Backend(), "status_socket", h.sock, "metrics", metricsAddr,
+		"monitor_interval", cfg.Monitor.Interval.Duration, "lease", cfg.Datapath.Lease.Duration)
+	if o.Ready != nil {
+		o.Ready(StatusInfo{StatusSocket: h.sock, MetricsAddr: metricsAddr, Backend: h.dp.Backend()})
+	}
+	step(o.Step, StepReady)
+	return runLoop(ctx, a, o, log, level)
+}
+
+// cleanup is the stack of what Main undoes on every exit path, last
+// opened first.
+type cleanup []func()
+
+func (c *cleanup) push(f func()) { *c = append(*c, f) }
+
+// run undoes everything pushed so far, last first. Its receiver is a
+// pointer so that `defer undo.run()` sees what is pushed after the defer.
+func (c *cleanup) run() {
+	for i := len(*c) - 1; i >= 0; i-- {
+		(*c)[i]()
+	}
+}
+
+// host is what the agent holds on this machine: the status socket's path,
+// the event log (nil = none), the datapath and the flow source.
+type host struct {
+	sock   string
+	events *EventLog
+	dp     *openedDatapath
+	flows  FlowSource
+}
+
+// openHost takes the agent's lock and opens the event log, the datapath and
+// the flow source, pushing each one's undo on undo as it opens.
+func openHost(cfg Config, o Options, log *slog.Logger, undo *cleanup) (h host, err error) {
+	if err := checkPrivileges(); err != nil {
+		return h, err
 	}
 	lock, err := AcquireLock(cfg.Observe.LockDir)
 	if err != nil {
-		return err
+		return h, err
 	}
-	undo = append(undo, func() { _ = lock.Release() })
+	undo.push(func() { _ = lock.Release() })
 	step(o.Step, StepLocked)
 
-	sock := cfg.Observe.StatusSocket
-	if sock == "" {
-		if sock, err = DefaultStatusSocket(); err != nil {
-			return err
+	h.sock = cfg.Observe.StatusSocket
+	if h.sock == "" {
+		if h.sock, err = DefaultStatusSocket(); err != nil {
+			return h, err
 		}
 	}
-
-	var events *EventLog
 	if cfg.Observe.Events != "" {
-		if events, err = OpenEventLog(cfg.Observe.Events); err != nil {
-			return err
+		events, err := OpenEventLog(cfg.Observe.Events)
+		if err != nil {
+			return h, err
 		}
-		undo = append(undo, func() { _ = events.Close() })
+		h.events = events
+		undo.push(func() { _ = events.Close() })
 	}
-
-	dp, err := openDatapath(cfg, o, sock, log)
+	dp, err := openDatapath(cfg, o, h.sock, log)
 	if err != nil {
-		return err
+		return h, err
 	}
-	undo = append(undo, func() { dp.close(log) })
+	h.dp = dp
+	undo.push(func() { dp.close(log) })
 
 	flows, closeFlows, err := o.Parts.OpenFlows(cfg)
 	if err != nil {
-		return fmt.Errorf("monitor: %w", err)
+		return h, fmt.Errorf("monitor: %w", err)
 	}
-	undo = append(undo, func() { _ = closeFlows.Close() })
+	h.flows = flows
+	undo.push(func() { _ = closeFlows.Close() })
 	step(o.Step, StepMonitorOpen)
+	return h, nil
+}
 
+// startAgent builds the agent on the host's parts and starts the peer
+// protocol, the status socket and, if configured, the metrics endpoint
+// (its bound address is returned), pushing each one's undo on undo.
+func startAgent(ctx context.Context, cfg Config, o Options, h host, log *slog.Logger, undo *cleanup) (*Agent, string, error) {
 	// The agent exists before the peer node (which needs its status) and
 	// the node before the agent runs: a small forwarding shim ties them.
 	shim := &peerShim{}
 	a, err := New(cfg, Deps{
-		Flows: flows, Datapath: dp.Enforcer, Peers: shim, Events: events, Logger: log,
+		Flows: h.flows, Datapath: h.dp.Enforcer, Peers: shim, Events: h.events, Logger: log,
 		NewPolicy: func(name string, params map[string]any) (Policy, error) {
 			c := cfg
 			c.Policy.Name, c.Policy.Params = name, params
@@ -157,17 +208,17 @@ func Main(ctx context.Context, o Options) (err error) {
 		},
 	})
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 
 	peerCtx, stopPeers := context.WithCancel(context.Background())
 	node, waitPeers, err := o.Parts.StartPeers(peerCtx, cfg, a.OwnStatus, log)
 	if err != nil {
 		stopPeers()
-		return fmt.Errorf("peer protocol: %w", err)
+		return nil, "", fmt.Errorf("peer protocol: %w", err)
 	}
 	shim.node = node
-	undo = append(undo, func() {
+	undo.push(func() {
 		stopPeers()
 		if werr := waitPeers(); werr != nil {
 			log.Error("peer protocol", "err", werr)
@@ -176,33 +227,26 @@ func Main(ctx context.Context, o Options) (err error) {
 	})
 	step(o.Step, StepPeersStarted)
 
-	stopStatus, err := a.serveStatus(ctx, sock)
+	stopStatus, err := a.serveStatus(ctx, h.sock)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
-	undo = append(undo, stopStatus)
-	metricsAddr := ""
-	if cfg.Observe.MetricsAddr != "" {
-		stopMetrics, bound, err := a.serveMetrics(ctx, cfg.Observe.MetricsAddr)
-		if err != nil {
-			return err
-		}
-		metricsAddr = bound
-		undo = append(undo, stopMetrics)
+	undo.push(stopStatus)
+	if cfg.Observe.MetricsAddr == "" {
+		return a, "", nil
 	}
+	stopMetrics, bound, err := a.serveMetrics(ctx, cfg.Observe.MetricsAddr)
+	if err != nil {
+		return nil, "", err
+	}
+	undo.push(stopMetrics)
+	return a, bound, nil
+}
 
-	// Loading the BPF objects parses the kernel's BTF (tens of MB, garbage
-	// once loaded): hand that memory back to the OS now rather than keep it
-	// in the heap for the agent's lifetime.
-	debug.FreeOSMemory()
-	log.Info("agent started", "iface", cfg.Iface, "group", cfg.Group.ID, "policy", cfg.Policy.Name,
-		"backend", dp.Backend(), "status_socket", sock, "metrics", metricsAddr,
-		"monitor_interval", cfg.Monitor.Interval.Duration, "lease", cfg.Datapath.Lease.Duration)
-	if o.Ready != nil {
-		o.Ready(StatusInfo{StatusSocket: sock, MetricsAddr: metricsAddr, Backend: dp.Backend()})
-	}
-	step(o.Step, StepReady)
-
+// runLoop runs the agent's loop until ctx ends (its bounds are removed
+// then) and reloads the configuration on every value of o.Reload, keeping
+// the running one when the new one does not load.
+func runLoop(ctx context.Context, a *Agent, o Options, log *slog.Logger, level *slog.LevelVar) error {
 	loopCtx, stopLoop := context.WithCancel(ctx)
 	defer stopLoop()
 	done := make(chan error, 1)
@@ -214,23 +258,30 @@ func Main(ctx context.Context, o Options) (err error) {
 			step(o.Step, StepStopping)
 			return err
 		case <-o.Reload:
-			nc, lerr := o.Load()
-			if lerr == nil {
-				var restart []string
-				restart, lerr = a.Reload(nc)
-				if lerr == nil {
-					level.Set(parseLevel(nc.Log.Level))
-					log.Info("configuration reloaded", "policy", nc.Policy.Name, "monitor_interval", nc.Monitor.Interval.Duration)
-					if len(restart) > 0 {
-						log.Warn("changed settings take effect only after a restart", "settings", strings.Join(restart, ", "))
-					}
-				}
-			}
-			if lerr != nil {
-				log.Error("reload failed; keeping the running configuration", "err", lerr)
+			if err := reload(a, o, log, level); err != nil {
+				log.Error("reload failed; keeping the running configuration", "err", err)
 			}
 		}
 	}
+}
+
+// reload loads the configuration again and applies it to the agent and the
+// log level; settings that take effect only after a restart are logged.
+func reload(a *Agent, o Options, log *slog.Logger, level *slog.LevelVar) error {
+	nc, err := o.Load()
+	if err != nil {
+		return err
+	}
+	restart, err := a.Reload(nc)
+	if err != nil {
+		return err
+	}
+	level.Set(parseLevel(nc.Log.Level))
+	log.Info("configuration reloaded", "policy", nc.Policy.Name, "monitor_interval", nc.Monitor.Interval.Duration)
+	if len(restart) > 0 {
+		log.Warn("changed settings take effect only after a restart", "settings", strings.Join(restart, ", "))
+	}
+	return nil
 }
 
 // step calls the hook, if any.

@@ -144,3 +144,20 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 	return s.b.Write(p)
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// TestCleanupRunsWhatIsPushedAfterTheDefer: Main defers the cleanup before
+// it opens anything; every undo pushed later runs, last first (a value
+// receiver ran the empty stack the defer saw, and the agent's lock went
+// with the garbage collector).
+func TestCleanupRunsWhatIsPushedAfterTheDefer(t *testing.T) {
+	var got []int
+	func() {
+		var undo cleanup
+		defer undo.run()
+		undo.push(func() { got = append(got, 1) })
+		undo.push(func() { got = append(got, 2) })
+	}()
+	if len(got) != 2 || got[0] != 2 || got[1] != 1 {
+		t.Fatalf("undone %v, want [2 1]", got)
+	}
+}
