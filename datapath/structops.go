@@ -67,29 +67,9 @@ func NewCCName() (string, error) { return randomCCName() }
 // it the namespace's default, adopts dead instances' sockets and optionally
 // switches existing connections.
 func openStructOps(opts Options) (d *Datapath, err error) {
-	name := opts.CCName
-	if name == "" {
-		if name, err = randomCCName(); err != nil {
-			return nil, err
-		}
-	}
-	if _, err := os.Stat("/sys/kernel/btf/vmlinux"); err != nil {
-		return nil, &unsupportedError{fmt.Errorf("struct_ops needs kernel BTF (/sys/kernel/btf/vmlinux): %w", err)}
-	}
-	spec, err := loadCubic()
+	objs, name, err := loadStructOps(opts)
 	if err != nil {
-		return nil, fmt.Errorf("parse coopcc_cubic object: %w", err)
-	}
-	ops := spec.Maps["coopcc_cubic"]
-	if err := setStructOpsName(ops, name); err != nil {
 		return nil, err
-	}
-	// The struct_ops map carries the CC name too, so `bpftool map show`
-	// and `bpftool struct_ops show` name the instance.
-	ops.Name = name
-	var objs cubicObjects
-	if err := spec.LoadAndAssign(&objs, nil); err != nil {
-		return nil, &unsupportedError{fmt.Errorf("load coopcc_cubic (struct_ops, CUBIC kfuncs; `coopcc clamp --probe` says what is missing): %w", explainLoadError(err))}
 	}
 	var undo []func() error
 	defer func() {
@@ -132,37 +112,16 @@ func openStructOps(opts Options) (d *Datapath, err error) {
 	undo = append(undo, func() error { return writeDefaultCC(opts.Netns, old) })
 	opts.step(StepDefaultSet)
 
-	// Sockets that survived a crashed predecessor run its dead programs,
-	// which see a stale heartbeat and bound nothing: move them to this
-	// instance, whatever SwitchExisting says (they were bounded before).
+	// Sockets moved to this instance go back to plain CUBIC if the start
+	// fails from here on.
 	undo = append(undo, func() error {
 		_, err := switchCC(opts.Netns, name, "", "cubic")
 		return err
 	})
-	adopted, err := adoptSockets(opts.Netns, dead, name)
+	adopted, switched, err := takeOverSockets(opts, name, old, dead)
 	if err != nil {
 		return nil, err
 	}
-	// A dead instance's sockops programs (its receive side, docs/datapath.md).
-	if _, err := detachSockops(opts.AdoptPrograms); err != nil {
-		return nil, fmt.Errorf("detach a dead instance's sockops programs: %w", err)
-	}
-	opts.step(StepAdopted)
-
-	var switched SwitchResult
-	if opts.SwitchExisting {
-		// Connections on the previous default or on plain CUBIC move to the
-		// bounded CUBIC; others (e.g. a flow that chose bbr) are left alone.
-		// [interpretation] switching a non-CUBIC default too matches what
-		// happens to new connections, which all get the bounded CUBIC.
-		res, err := switchCC(opts.Netns, old, "cubic", name)
-		if err != nil {
-			return nil, fmt.Errorf("switch existing connections from %s to %s: %w", old, name, err)
-		}
-		switched = res
-		opts.step(StepSwitched)
-	}
-
 	d = &Datapath{
 		backend:  BackendStructOps,
 		ccName:   name,
@@ -174,7 +133,76 @@ func openStructOps(opts Options) (d *Datapath, err error) {
 		original: old,
 		objIDs:   ids,
 	}
-	d.closeFn = func() error {
+	d.closeFn = closeStructOps(opts, name, old, reg, objs)
+	return d, nil
+}
+
+// loadStructOps loads the bounded CUBIC's BPF objects under the
+// congestion-control name of opts (a random one if none is given); it
+// needs the kernel's BTF.
+func loadStructOps(opts Options) (objs *cubicObjects, name string, err error) {
+	name = opts.CCName
+	if name == "" {
+		if name, err = randomCCName(); err != nil {
+			return nil, "", err
+		}
+	}
+	if _, err := os.Stat("/sys/kernel/btf/vmlinux"); err != nil {
+		return nil, "", &unsupportedError{fmt.Errorf("struct_ops needs kernel BTF (/sys/kernel/btf/vmlinux): %w", err)}
+	}
+	spec, err := loadCubic()
+	if err != nil {
+		return nil, "", fmt.Errorf("parse coopcc_cubic object: %w", err)
+	}
+	ops := spec.Maps["coopcc_cubic"]
+	if err := setStructOpsName(ops, name); err != nil {
+		return nil, "", err
+	}
+	// The struct_ops map carries the CC name too, so `bpftool map show`
+	// and `bpftool struct_ops show` name the instance.
+	ops.Name = name
+	objs = new(cubicObjects)
+	if err := spec.LoadAndAssign(objs, nil); err != nil {
+		return nil, "", &unsupportedError{fmt.Errorf("load coopcc_cubic (struct_ops, CUBIC kfuncs; `coopcc clamp --probe` says what is missing): %w", explainLoadError(err))}
+	}
+	return objs, name, nil
+}
+
+// takeOverSockets moves to the registered congestion control name the
+// sockets a dead instance (its names dead) left and, with
+// opts.SwitchExisting, the connections on the previous default old or on
+// plain CUBIC; and it detaches a dead instance's sockops programs.
+func takeOverSockets(opts Options, name, old string, dead []string) (adopted, switched SwitchResult, err error) {
+	// Sockets that survived a crashed predecessor run its dead programs,
+	// which see a stale heartbeat and bound nothing: move them to this
+	// instance, whatever SwitchExisting says (they were bounded before).
+	if adopted, err = adoptSockets(opts.Netns, dead, name); err != nil {
+		return adopted, switched, err
+	}
+	// A dead instance's sockops programs (its receive side, docs/datapath.md).
+	if _, err := detachSockops(opts.AdoptPrograms); err != nil {
+		return adopted, switched, fmt.Errorf("detach a dead instance's sockops programs: %w", err)
+	}
+	opts.step(StepAdopted)
+	if !opts.SwitchExisting {
+		return adopted, switched, nil
+	}
+	// Connections on the previous default or on plain CUBIC move to the
+	// bounded CUBIC; others (e.g. a flow that chose bbr) are left alone.
+	// [interpretation] switching a non-CUBIC default too matches what
+	// happens to new connections, which all get the bounded CUBIC.
+	if switched, err = switchCC(opts.Netns, old, "cubic", name); err != nil {
+		return adopted, switched, fmt.Errorf("switch existing connections from %s to %s: %w", old, name, err)
+	}
+	opts.step(StepSwitched)
+	return adopted, switched, nil
+}
+
+// closeStructOps is the struct_ops datapath's Close: the default congestion
+// control back to old, every socket on name back to plain CUBIC, the
+// registration and the BPF objects gone.
+func closeStructOps(opts Options, name, old string, reg link.Link, objs *cubicObjects) func() error {
+	return func() error {
 		var errs []error
 		if err := writeDefaultCC(opts.Netns, old); err != nil {
 			errs = append(errs, err)
@@ -196,7 +224,6 @@ func openStructOps(opts Options) (d *Datapath, err error) {
 		}
 		return errors.Join(errs...)
 	}
-	return d, nil
 }
 
 // explainLoadError keeps load errors on one line (a verifier error prints
