@@ -88,6 +88,48 @@ const (
 // and the error) and the next one starts; a cancelled context stops after
 // tearing the current run down.
 func RunScenario(ctx context.Context, s *scenario.Scenario, cfg RunnerConfig) (*Summary, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Backend == testbed.BackendEmu {
+		release, err := lockEmulator(&cfg)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+	}
+	runs, all, err := selectRuns(s, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := prepareOut(cfg.Out); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(cfg.Out, "scenario.toml"), s.Source(), 0o644); err != nil {
+		return nil, fmt.Errorf("write scenario.toml: %w", err)
+	}
+	meta := newMeta(s, cfg, all)
+	if err := writeJSON(filepath.Join(cfg.Out, "meta.json"), meta); err != nil {
+		return nil, err
+	}
+	sum := runAll(ctx, runs, cfg, meta)
+	meta.End = time.Now().UTC()
+	meta.Interrupted = ctx.Err() != nil
+	if err := writeJSON(filepath.Join(cfg.Out, "meta.json"), meta); err != nil {
+		return sum, err
+	}
+	sum.Took = meta.End.Sub(meta.Start)
+	if meta.Interrupted {
+		return sum, fmt.Errorf("interrupted after %d of %d runs; partial results in %s", sum.Runs, len(runs), cfg.Out)
+	}
+	return sum, nil
+}
+
+// withDefaults fills in what the configuration leaves out (log, sample
+// intervals, the coopcc binary, the backend: the emulator where the binary
+// has one) and checks what a lab run needs of this machine (root, iperf3).
+func (cfg RunnerConfig) withDefaults() (RunnerConfig, error) {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
@@ -100,15 +142,15 @@ func RunScenario(ctx context.Context, s *scenario.Scenario, cfg RunnerConfig) (*
 	if cfg.Coopcc == "" {
 		exe, err := os.Executable()
 		if err != nil {
-			return nil, fmt.Errorf("find the coopcc binary: %w", err)
+			return cfg, fmt.Errorf("find the coopcc binary: %w", err)
 		}
 		cfg.Coopcc = exe
 	}
 	if os.Geteuid() != 0 {
-		return nil, errors.New("lab run needs root (network namespaces, TAP devices, BPF); run it with sudo")
+		return cfg, errors.New("lab run needs root (network namespaces, TAP devices, BPF); run it with sudo")
 	}
 	if _, err := exec.LookPath("iperf3"); err != nil {
-		return nil, errors.New("lab run needs iperf3 on PATH (`make deps` installs it)")
+		return cfg, errors.New("lab run needs iperf3 on PATH (`make deps` installs it)")
 	}
 	switch cfg.Backend {
 	case "":
@@ -120,41 +162,51 @@ func RunScenario(ctx context.Context, s *scenario.Scenario, cfg RunnerConfig) (*
 		}
 	case testbed.BackendEmu, testbed.BackendVeth:
 	default:
-		return nil, fmt.Errorf("backend %q: want %q or %q", cfg.Backend, testbed.BackendEmu, testbed.BackendVeth)
+		return cfg, fmt.Errorf("backend %q: want %q or %q", cfg.Backend, testbed.BackendEmu, testbed.BackendVeth)
 	}
-	if cfg.Backend == testbed.BackendEmu {
-		if cfg.Lock == "" {
-			cfg.Lock = DefaultLock
-		}
-		if cfg.Wait {
-			fmt.Fprintf(cfg.Log, "waiting for %s (another lab run may hold it)\n", cfg.Lock)
-		}
-		lock, err := pidlock.Acquire(cfg.Lock, cfg.Wait)
-		if errors.Is(err, pidlock.ErrHeld) {
-			return nil, fmt.Errorf("another lab run is in progress %v: two at once overload the emulator of a small machine and invalidate each other's runs; wait for it to finish or pass --wait (on a machine with cores for several emulators, give each run its own --lock)", strings.TrimPrefix(err.Error(), pidlock.ErrHeld.Error()+" "))
-		}
-		if err != nil {
-			return nil, err
-		}
-		defer lock.Release()
+	return cfg, nil
+}
+
+// lockEmulator takes the emulator's lock (cfg.Lock, DefaultLock if unset;
+// waiting for it with cfg.Wait) and returns its release.
+func lockEmulator(cfg *RunnerConfig) (release func(), err error) {
+	if cfg.Lock == "" {
+		cfg.Lock = DefaultLock
 	}
-	runs, err := s.Expand(scenario.Options{Quick: cfg.Quick, Duration: cfg.Duration, Repetitions: cfg.Repetitions})
+	if cfg.Wait {
+		fmt.Fprintf(cfg.Log, "waiting for %s (another lab run may hold it)\n", cfg.Lock)
+	}
+	lock, err := pidlock.Acquire(cfg.Lock, cfg.Wait)
+	if errors.Is(err, pidlock.ErrHeld) {
+		return nil, fmt.Errorf("another lab run is in progress %v: two at once overload the emulator of a small machine and invalidate each other's runs; wait for it to finish or pass --wait (on a machine with cores for several emulators, give each run its own --lock)", strings.TrimPrefix(err.Error(), pidlock.ErrHeld.Error()+" "))
+	}
 	if err != nil {
 		return nil, err
 	}
+	return func() { _ = lock.Release() }, nil
+}
+
+// selectRuns expands the scenario and returns the runs this invocation
+// makes (after --only and --shard) and all that --only selects (the
+// shard's whole, for the metadata).
+func selectRuns(s *scenario.Scenario, cfg RunnerConfig) (runs, all []scenario.Run, err error) {
+	runs, err = s.Expand(scenario.Options{Quick: cfg.Quick, Duration: cfg.Duration, Repetitions: cfg.Repetitions})
+	if err != nil {
+		return nil, nil, err
+	}
 	if runs, err = scenario.SelectRuns(runs, cfg.Only); err != nil {
-		return nil, fmt.Errorf("%s: %w", s.Name, err)
+		return nil, nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
-	all := runs
+	all = runs
 	if runs, err = cfg.Shard.Select(runs); err != nil {
-		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+		return nil, nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
-	if err := prepareOut(cfg.Out); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(filepath.Join(cfg.Out, "scenario.toml"), s.Source(), 0o644); err != nil {
-		return nil, fmt.Errorf("write scenario.toml: %w", err)
-	}
+	return runs, all, nil
+}
+
+// newMeta is the results directory's metadata at the start: the scenario,
+// the options, the shard and what collectMeta records of this machine.
+func newMeta(s *scenario.Scenario, cfg RunnerConfig, all []scenario.Run) *schema.Meta {
 	meta := &schema.Meta{Scenario: s.Name, Description: s.Description, ScenarioSHA256: sha256Hex(s.Source()),
 		Quick: cfg.Quick, Only: cfg.Only, Backend: cfg.Backend, Start: time.Now().UTC(), Failed: map[string]string{}}
 	meta.RepetitionsOverride = cfg.Repetitions
@@ -168,33 +220,24 @@ func RunScenario(ctx context.Context, s *scenario.Scenario, cfg RunnerConfig) (*
 		}
 	}
 	collectMeta(meta, cfg.Coopcc)
-	if err := writeJSON(filepath.Join(cfg.Out, "meta.json"), meta); err != nil {
-		return nil, err
-	}
+	return meta
+}
+
+// runAll makes the runs one after the other until ctx ends, logging each
+// one's progress and result and recording it in meta (written after each).
+func runAll(ctx context.Context, runs []scenario.Run, cfg RunnerConfig, meta *schema.Meta) *Summary {
 	sum := &Summary{Out: cfg.Out}
 	var overhead time.Duration // measured wall time beyond the traffic length, summed
-	done := 0
 	for i, r := range runs {
 		if ctx.Err() != nil {
 			break
 		}
-		remaining := time.Duration(0)
-		for _, rr := range runs[i:] {
-			remaining += rr.Length.D() + 8*time.Second
-		}
-		if done > 0 {
-			remaining = 0
-			for _, rr := range runs[i:] {
-				remaining += rr.Length.D() + overhead/time.Duration(done)
-			}
-		}
 		fmt.Fprintf(cfg.Log, "[%d/%d] %s  (%v traffic, elapsed %v, ETA %v)\n", i+1, len(runs), r.ID,
-			r.Length.D().Round(time.Second), time.Since(meta.Start).Round(time.Second), remaining.Round(time.Second))
+			r.Length.D().Round(time.Second), time.Since(meta.Start).Round(time.Second), eta(runs[i:], overhead, i).Round(time.Second))
 		t0 := time.Now()
 		res, err := executeRun(ctx, r, cfg)
 		took := time.Since(t0)
 		overhead += took - r.Length.D()
-		done++
 		meta.Runs = append(meta.Runs, r.ID)
 		sum.Runs++
 		if err != nil {
@@ -206,16 +249,21 @@ func RunScenario(ctx context.Context, s *scenario.Scenario, cfg RunnerConfig) (*
 		}
 		_ = writeJSON(filepath.Join(cfg.Out, "meta.json"), meta)
 	}
-	meta.End = time.Now().UTC()
-	meta.Interrupted = ctx.Err() != nil
-	if err := writeJSON(filepath.Join(cfg.Out, "meta.json"), meta); err != nil {
-		return sum, err
+	return sum
+}
+
+// eta is the time the runs left will take: their traffic and, per run, the
+// mean overhead of the done runs so far (8 s before the first is done).
+func eta(left []scenario.Run, overhead time.Duration, done int) time.Duration {
+	per := 8 * time.Second
+	if done > 0 {
+		per = overhead / time.Duration(done)
 	}
-	sum.Took = meta.End.Sub(meta.Start)
-	if meta.Interrupted {
-		return sum, fmt.Errorf("interrupted after %d of %d runs; partial results in %s", sum.Runs, len(runs), cfg.Out)
+	var d time.Duration
+	for _, r := range left {
+		d += r.Length.D() + per
 	}
-	return sum, nil
+	return d
 }
 
 // progressLine says how the run went in the numbers the report will show:
