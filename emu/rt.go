@@ -175,13 +175,36 @@ func (rt *RealTime) Run(end des.Time) error {
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
 	cpu0 := threadCPU()
 	defer func() { rt.CPU = threadCPU() - cpu0 }()
+	defer rt.schedule()()
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	if rt.Start.IsZero() {
+		rt.Start = time.Now()
+	}
+	l, err := rt.newLoop(end)
+	if err != nil {
+		return err
+	}
+	for !rt.stop.Load() {
+		if done, err := l.iterate(); done || err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// schedule gives the loop's thread what it needs to keep time (enough Ps
+// for the writer threads, SCHED_FIFO at rt.Priority) and returns what hands
+// it back.
+func (rt *RealTime) schedule() (restore func()) {
+	procs := runtime.GOMAXPROCS(0)
 	if rt.Writers != nil {
 		// A P for the loop, one per writer thread and two for the rest, so
 		// that a thread coming back from a syscall never waits for a P
 		// (GOMAXPROCS counts Ps, not cores).
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0), rt.Writers.Len()+3)))
+		runtime.GOMAXPROCS(max(procs, rt.Writers.Len()+3))
 	}
-	if rt.Priority > 0 {
+	fifo := rt.Priority > 0
+	if fifo {
 		if err := SetProcessFIFO(rt.Priority); err != nil {
 			rt.RTErr = err.Error()
 		} else if rt.Writers != nil {
@@ -192,175 +215,250 @@ func (rt *RealTime) Run(end des.Time) error {
 				rt.RTErr = fmt.Sprintf("loop SCHED_FIFO %d: %v", rt.Priority+1, err)
 			}
 		}
-		defer SetProcessFIFO(0) // hand the threads back as ordinary ones
 	}
-	defer debug.SetGCPercent(debug.SetGCPercent(400))
-	if rt.Start.IsZero() {
-		rt.Start = time.Now()
+	return func() {
+		if fifo {
+			_ = SetProcessFIFO(0) // hand the threads back as ordinary ones
+		}
+		if rt.Writers != nil {
+			runtime.GOMAXPROCS(procs)
+		}
 	}
-	pfds := make([]unix.PollFd, 0, len(rt.Sources)+1)
-	pfds = append(pfds, unix.PollFd{Fd: int32(rt.stopFd), Events: unix.POLLIN})
-	threaded := rt.Writers != nil && rt.Writers.Reads // the I/O threads read the sources and wake the loop through stopFd
+}
+
+// rtLoop is the state of one Run: the poll set (the wakeup and, unless the
+// I/O threads read them, the sources), the spin before an event that it
+// adapts to how late ppoll wakes, the busy-wait budget, and the phase
+// the loop is in (PhaseTime, LateBy).
+type rtLoop struct {
+	rt               *RealTime
+	end              des.Time
+	pfds             []unix.PollFd
+	threaded         bool // the I/O threads read the sources and wake the loop through stopFd
+	spin             des.Time
+	minSpin, maxSpin des.Time
+	maxDelay         des.Time
+	over             [128]des.Time // how late ppoll woke, the last len(over) times
+	nover            int
+	duty             spinDuty
+	phase            int
+}
+
+// newLoop prepares the loop of a Run until end (0 = until Stop) and starts
+// the writer threads, if any.
+func (rt *RealTime) newLoop(end des.Time) (*rtLoop, error) {
+	l := &rtLoop{rt: rt, end: end, threaded: rt.Writers != nil && rt.Writers.Reads}
+	l.pfds = make([]unix.PollFd, 0, len(rt.Sources)+1)
+	l.pfds = append(l.pfds, unix.PollFd{Fd: int32(rt.stopFd), Events: unix.POLLIN})
 	if rt.Writers != nil {
 		var srcs []Source
-		if threaded {
+		if l.threaded {
 			srcs = rt.Sources
 		}
 		if err := rt.Writers.begin(rt.Start, srcs, rt.wake); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	if !threaded {
+	if !l.threaded {
 		for _, s := range rt.Sources {
-			pfds = append(pfds, unix.PollFd{Fd: int32(s.FD), Events: unix.POLLIN})
+			l.pfds = append(l.pfds, unix.PollFd{Fd: int32(s.FD), Events: unix.POLLIN})
 		}
 	}
-	spin := des.Time(rt.Spin)
-	maxDelay := des.Time(rt.MaxWriteDelay)
-	if maxDelay <= 0 {
-		maxDelay = 300 * des.Microsecond
+	l.spin = des.Time(rt.Spin)
+	l.maxDelay = des.Time(rt.MaxWriteDelay)
+	if l.maxDelay <= 0 {
+		l.maxDelay = 300 * des.Microsecond
 	}
-	minSpin, maxSpin := spin, max(des.Time(rt.MaxSpin), spin)
-	var over [128]des.Time
-	nover := 0
-	duty := spinDuty{max: rt.SpinDuty}
-	if duty.max <= 0 {
-		duty.max = 0.8
+	l.minSpin, l.maxSpin = l.spin, max(des.Time(rt.MaxSpin), l.spin)
+	l.duty = spinDuty{max: rt.SpinDuty}
+	if l.duty.max <= 0 {
+		l.duty.max = 0.8
 	}
-	phase := 0
-	for !rt.stop.Load() {
-		// Handle everything that is due.
-		now := rt.now()
-		t0 := now
-		for {
-			next, ok := rt.Sim.Next()
-			if threaded {
-				// Frames the I/O threads read enter at their arrival time,
-				// after every event up to it.
-				if w, f := rt.Writers.nextIn(); f != nil && (!ok || f.at < next) {
-					rt.inject(w)
-					now = rt.now()
-					continue
-				}
-			}
-			if !ok || next > now {
-				break
-			}
-			if end > 0 && (next > end || now > end) { // bounded in wall time even when behind
-				return nil
-			}
-			late := now-next > 100*des.Microsecond
-			if late {
-				rt.LateBy[phase]++
-			}
-			rt.Hist.Add(now - next)
-			rt.Sim.Step()
-			if !late { // a late event's successors inherit its cause
-				phase = 0
-			}
-			now = rt.now()
+	return l, nil
+}
+
+// iterate runs one round of the loop: the events that are due, the writes
+// that are, then a busy wait or a sleep until the next event (or input).
+// It reports done once the end time has passed.
+func (l *rtLoop) iterate() (done bool, err error) {
+	rt := l.rt
+	now, done := l.runDue()
+	if done {
+		return true, nil
+	}
+	if rt.Writers != nil {
+		rt.Writers.Kick()
+		rt.PhaseTime[1] += time.Duration(rt.now() - now)
+		now = rt.now()
+	}
+	if l.end > 0 && now > l.end {
+		return true, nil
+	}
+	if len(rt.pending) > 0 {
+		l.phase = 1
+		rt.flush(l.maxDelay)
+		t := rt.now()
+		rt.PhaseTime[1] += time.Duration(t - now)
+		now = t
+		if n, ok := rt.Sim.Next(); ok && n <= now {
+			return false, nil
 		}
-		rt.PhaseTime[0] += time.Duration(now - t0)
-		if rt.Writers != nil {
-			rt.Writers.Kick()
-			rt.PhaseTime[1] += time.Duration(rt.now() - now)
-			now = rt.now()
+	}
+	next, ok := rt.Sim.Next()
+	wait := des.Time(-1)
+	if ok {
+		wait = next - now
+	}
+	sleepFor, sleepPhase := wait-l.spin, 2
+	if ok && wait <= l.spin {
+		if l.duty.allow(now) {
+			l.busyWait(now, next)
+			return false, nil
 		}
-		if end > 0 && now > end {
+		if wait <= 0 {
+			return false, nil // due already (the writers' wakeup took the time)
+		}
+		sleepFor, sleepPhase = wait, 5 // over the busy-wait budget: sleep until the event itself
+		rt.DutySleeps++
+	}
+	return false, l.sleep(now, ok, sleepFor, sleepPhase)
+}
+
+// runDue handles every event that is due (and, with I/O threads, the frames
+// they read, at their arrival time) and returns the time it finished; done
+// once the end time has passed.
+func (l *rtLoop) runDue() (now des.Time, done bool) {
+	rt := l.rt
+	now = rt.now()
+	t0 := now
+	for {
+		next, ok := rt.Sim.Next()
+		if l.threaded {
+			// Frames the I/O threads read enter at their arrival time,
+			// after every event up to it.
+			if w, f := rt.Writers.nextIn(); f != nil && (!ok || f.at < next) {
+				rt.inject(w)
+				now = rt.now()
+				continue
+			}
+		}
+		if !ok || next > now {
+			break
+		}
+		if l.end > 0 && (next > l.end || now > l.end) { // bounded in wall time even when behind
+			return now, true
+		}
+		late := now-next > 100*des.Microsecond
+		if late {
+			rt.LateBy[l.phase]++
+		}
+		rt.Hist.Add(now - next)
+		rt.Sim.Step()
+		if !late { // a late event's successors inherit its cause
+			l.phase = 0
+		}
+		now = rt.now()
+	}
+	rt.PhaseTime[0] += time.Duration(now - t0)
+	return now, false
+}
+
+// busyWait spins from now until the event at next (or, with I/O threads,
+// until a frame comes in), within the busy-wait budget.
+func (l *rtLoop) busyWait(now, next des.Time) {
+	rt := l.rt
+	l.phase = 3
+	for rt.now() < next {
+		if l.threaded && rt.Writers.hasIn() {
+			break
+		}
+	}
+	t := rt.now()
+	l.duty.spent(t - now)
+	rt.PhaseTime[3] += time.Duration(t - now)
+}
+
+// sleep sleeps in ppoll from now for sleepFor (no limit unless timed), or
+// until the overdue writes or input call, in phase sleepPhase; it adapts
+// the spin to how late ppoll woke and drains the sources that are ready.
+func (l *rtLoop) sleep(now des.Time, timed bool, sleepFor des.Time, sleepPhase int) error {
+	rt := l.rt
+	ts := l.timeout(now, timed, sleepFor)
+	for i := range l.pfds {
+		l.pfds[i].Revents = 0
+	}
+	if l.threaded {
+		rt.sleeping.Store(true)
+		if rt.Writers.hasIn() {
+			rt.sleeping.Store(false)
 			return nil
 		}
-		if len(rt.pending) > 0 {
-			phase = 1
-			rt.flush(maxDelay)
-			t := rt.now()
-			rt.PhaseTime[1] += time.Duration(t - now)
-			now = t
-			if n, ok := rt.Sim.Next(); ok && n <= now {
-				continue
-			}
+	}
+	t0 := rt.now()
+	l.phase = sleepPhase
+	n, err := unix.Ppoll(l.pfds, ts, nil)
+	t1 := rt.now()
+	if l.threaded {
+		rt.sleeping.Store(false)
+		if n > 0 && l.pfds[0].Revents&unix.POLLIN != 0 {
+			var b [8]byte
+			_, _ = unix.Read(rt.stopFd, b[:]) // reset the wakeup
 		}
-		next, ok := rt.Sim.Next()
-		wait := des.Time(-1)
-		if ok {
-			wait = next - now
-		}
-		sleepFor, sleepPhase := wait-spin, 2
-		if ok && wait <= spin {
-			if duty.allow(now) {
-				phase = 3
-				for rt.now() < next {
-					if threaded && rt.Writers.hasIn() {
-						break
-					}
-				}
-				t := rt.now()
-				duty.spent(t - now)
-				rt.PhaseTime[3] += time.Duration(t - now)
-				continue
-			}
-			if wait <= 0 {
-				continue // due already (the writers' wakeup took the time)
-			}
-			sleepFor, sleepPhase = wait, 5 // over the busy-wait budget: sleep until the event itself
-			rt.DutySleeps++
-		}
-		var ts *unix.Timespec
-		if ok {
-			t := unix.NsecToTimespec(sleepFor)
+	}
+	rt.PhaseTime[sleepPhase] += time.Duration(t1 - t0)
+	if n == 0 && ts != nil {
+		l.adapt(t1 - t0 - sleepFor)
+	}
+	if err != nil && !errors.Is(err, unix.EINTR) {
+		return fmt.Errorf("ppoll: %w", err)
+	}
+	if n <= 0 || l.threaded {
+		return nil
+	}
+	return l.drainReady()
+}
+
+// timeout is ppoll's timeout: sleepFor (none unless timed), shortened to
+// when the oldest pending write falls due.
+func (l *rtLoop) timeout(now des.Time, timed bool, sleepFor des.Time) *unix.Timespec {
+	rt := l.rt
+	var ts *unix.Timespec
+	if timed {
+		t := unix.NsecToTimespec(sleepFor)
+		ts = &t
+	}
+	if len(rt.pending) > 0 { // come back for the overdue writes
+		d := max(rt.pending[0].at+l.maxDelay-now, 0)
+		if ts == nil || unix.TimespecToNsec(*ts) > d {
+			t := unix.NsecToTimespec(d)
 			ts = &t
 		}
-		if len(rt.pending) > 0 { // come back for the overdue writes
-			d := max(rt.pending[0].at+maxDelay-now, 0)
-			if ts == nil || unix.TimespecToNsec(*ts) > d {
-				t := unix.NsecToTimespec(d)
-				ts = &t
-			}
-		}
-		for i := range pfds {
-			pfds[i].Revents = 0
-		}
-		if threaded {
-			rt.sleeping.Store(true)
-			if rt.Writers.hasIn() {
-				rt.sleeping.Store(false)
-				continue
-			}
-		}
-		t0 = rt.now()
-		phase = sleepPhase
-		n, err := unix.Ppoll(pfds, ts, nil)
-		t1 := rt.now()
-		if threaded {
-			rt.sleeping.Store(false)
-			if n > 0 && pfds[0].Revents&unix.POLLIN != 0 {
-				var b [8]byte
-				_, _ = unix.Read(rt.stopFd, b[:]) // reset the wakeup
-			}
-		}
-		rt.PhaseTime[sleepPhase] += time.Duration(t1 - t0)
-		if n == 0 && ts != nil {
-			over[nover] = t1 - t0 - sleepFor
-			if nover++; nover == len(over) {
-				nover = 0
-				spin = min(max(adaptSpin(over[:]), minSpin), maxSpin)
-				rt.SpinNow = time.Duration(spin)
-			}
-		}
-		if err != nil && !errors.Is(err, unix.EINTR) {
-			return fmt.Errorf("ppoll: %w", err)
-		}
-		if n <= 0 || threaded {
-			continue
-		}
-		for i, s := range rt.Sources {
-			if pfds[i+1].Revents&(unix.POLLIN|unix.POLLERR|unix.POLLHUP) != 0 {
-				phase = 4
-				t := rt.now()
-				err := rt.drain(s)
-				rt.PhaseTime[4] += time.Duration(rt.now() - t)
-				if err != nil {
-					return err
-				}
+	}
+	return ts
+}
+
+// adapt records how late a timed ppoll woke (late) and, every len(over)
+// wakeups, sets the spin to what covers them (adaptSpin).
+func (l *rtLoop) adapt(late des.Time) {
+	l.over[l.nover] = late
+	if l.nover++; l.nover == len(l.over) {
+		l.nover = 0
+		l.spin = min(max(adaptSpin(l.over[:]), l.minSpin), l.maxSpin)
+		l.rt.SpinNow = time.Duration(l.spin)
+	}
+}
+
+// drainReady reads every source that ppoll found ready.
+func (l *rtLoop) drainReady() error {
+	rt := l.rt
+	for i, s := range rt.Sources {
+		if l.pfds[i+1].Revents&(unix.POLLIN|unix.POLLERR|unix.POLLHUP) != 0 {
+			l.phase = 4
+			t := rt.now()
+			err := rt.drain(s)
+			rt.PhaseTime[4] += time.Duration(rt.now() - t)
+			if err != nil {
+				return err
 			}
 		}
 	}
