@@ -297,41 +297,8 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 	if c.capacity == 0 && (!inflated || !(g.measured > 0)) {
 		return c.solo(gs, fmt.Sprintf("coop: %d terminals, ratio %.2f (target %.2f), measured %.0f B/s: capacity not measured yet (no upper bound)", len(g.terms), g.ratio(), targetRatio, g.measured))
 	}
-	gain := 1.0
-	switch {
-	case c.capacity == 0:
-		c.capacity = max(g.measured, g.n()*mss)
-		if !cp.DisableSwitchOff {
-			// The first measurement comes at the first inflation: the
-			// elasticity test starts with it, so the first windows are a
-			// probe at today's queue, not a slam to the target's.
-			c.comp.begin(v.Now, len(g.terms), g.d, c.capacity, g.measured)
-		}
-	case update:
-		// Far above the target while the elasticity test runs, the
-		// estimate is not lifted to the delivery (nextCapacity): beside
-		// CUBIC hosts at 256 ms the lift undid the cut for 10 s in the lab.
-		// An episode that (re)started this tick takes the group as it is:
-		// a peer whose status came late drops out of the sum for a tick,
-		// the busy cap halves the estimate, and without the lift when it
-		// is back the next episode starts from that (the lab: 560 → 206 kB/s
-		// in two such ticks, the terminals squeezed for the rest of the run).
-		lift := !c.comp.open() || c.comp.startedAt(v.Now) || g.d < cp.OffRatio*dStar
-		c.capacity, gain = nextCapacity(cp, g, c.capacity, dStar, mss, c.comp.hold(), lift)
-	}
-	segsBefore := c.probe.current(cp)
-	if !cp.DisableQueueProbe {
-		c.probe.agree(cp, v.Now, c.p.EvalInterval, v.Peers)
-	}
-	probeNote := c.observeProbe(v.Now, g, mss, dStar, update)
-	if c.probe.current(cp) != segsBefore || c.probe.probing(cp) {
-		// A new target moves the queue by itself, and a probe moves it on
-		// purpose: the elasticity test starts again from the queue as it
-		// is once the target holds still. (An episode opened during an
-		// up-probe's ramp judged the probe's own queue, which rose while
-		// the estimate was cut, as someone else's: 802.11ac, 1 Gbit/s.)
-		c.comp.restartEpisode()
-	}
+	gain := c.estimate(v.Now, g, dStar, mss, update)
+	probeNote := c.stepProbe(v, g, mss, dStar, update)
 	// The windows use the target for the new estimate; while the
 	// elasticity test runs they are sized for the queue as it is: the probe
 	// is a cut of a third of what is in flight, not a slam to the target's
@@ -346,6 +313,71 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 	}
 	c.targets, c.dStar = targets, seconds(dStar)
 
+	d := decision(per, c.reason(g, gain, targetRatio, dStar, share, inflated, boundsReason(gs, per, targets), probeNote))
+	if !cp.DisableQueueProbe {
+		d.QueueSegments = uint32(c.probe.learned(cp))
+	}
+	return d
+}
+
+// estimate updates the capacity estimate at an evaluation (update: a
+// periodic one) and returns the loop's gain: the first estimate is the
+// group's delivery at its first inflation, later ones follow the queue
+// against the target dStar (nextCapacity).
+func (c *coop) estimate(now time.Time, g group, dStar, mss float64, update bool) (gain float64) {
+	cp := c.p.Coop
+	switch {
+	case c.capacity == 0:
+		c.capacity = max(g.measured, g.n()*mss)
+		if !cp.DisableSwitchOff {
+			// The first measurement comes at the first inflation: the
+			// elasticity test starts with it, so the first windows are a
+			// probe at today's queue, not a slam to the target's.
+			c.comp.begin(now, len(g.terms), g.d, c.capacity, g.measured)
+		}
+	case update:
+		// Far above the target while the elasticity test runs, the
+		// estimate is not lifted to the delivery (nextCapacity): beside
+		// CUBIC hosts at 256 ms the lift undid the cut for 10 s in the lab.
+		// An episode that (re)started this tick takes the group as it is:
+		// a peer whose status came late drops out of the sum for a tick,
+		// the busy cap halves the estimate, and without the lift when it
+		// is back the next episode starts from that (the lab: 560 → 206 kB/s
+		// in two such ticks, the terminals squeezed for the rest of the run).
+		lift := !c.comp.open() || c.comp.startedAt(now) || g.d < cp.OffRatio*dStar
+		var next float64
+		next, gain = nextCapacity(cp, g, c.capacity, dStar, mss, c.comp.hold(), lift)
+		c.capacity = next
+		return gain
+	}
+	return 1
+}
+
+// stepProbe runs the queue probe's step of an evaluation (its agreement
+// with the peers and observeProbe) and returns its note for the reason.
+// A new target moves the queue by itself, and a probe moves it on purpose:
+// the elasticity test starts again from the queue as it is once the target
+// holds still. (An episode opened during an up-probe's ramp judged the
+// probe's own queue, which rose while the estimate was cut, as someone
+// else's: 802.11ac, 1 Gbit/s.)
+func (c *coop) stepProbe(v View, g group, mss, dStar float64, update bool) string {
+	cp := c.p.Coop
+	segsBefore := c.probe.current(cp)
+	if !cp.DisableQueueProbe {
+		c.probe.agree(cp, v.Now, c.p.EvalInterval, v.Peers)
+	}
+	note := c.observeProbe(v.Now, g, mss, dStar, update)
+	if c.probe.current(cp) != segsBefore || c.probe.probing(cp) {
+		c.comp.restartEpisode()
+	}
+	return note
+}
+
+// reason is the reason of a bounded evaluation: the group, the estimate
+// and its gain, the queue against its target, the share, the bounds
+// (boundsReason) and the probe's and the medium's notes.
+func (c *coop) reason(g group, gain, targetRatio, dStar, share float64, inflated bool, bounds, probeNote string) string {
+	cp := c.p.Coop
 	state := "not inflated"
 	if inflated {
 		state = "inflated"
@@ -357,12 +389,8 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 	if g.terms[0].use > 0 {
 		state += fmt.Sprintf(", own windows at %.2f of their bounds", g.terms[0].use)
 	}
-	d := decision(per, fmt.Sprintf("coop: %d terminals (%d peers), capacity %.0f B/s (measured %.0f, gain %.3f), ratio %.2f %s (target %.2f; base %v, queue %v, target queue %v at %.0f segments per contender), share %.0f B/s; %s%s",
-		len(g.terms), g.peers, c.capacity, g.measured, gain, g.ratio(), state, targetRatio, seconds(g.rbar), seconds(g.d), seconds(dStar), c.probe.current(cp), share, boundsReason(gs, per, targets), probeNote))
-	if !cp.DisableQueueProbe {
-		d.QueueSegments = uint32(c.probe.learned(cp))
-	}
-	return d
+	return fmt.Sprintf("coop: %d terminals (%d peers), capacity %.0f B/s (measured %.0f, gain %.3f), ratio %.2f %s (target %.2f; base %v, queue %v, target queue %v at %.0f segments per contender), share %.0f B/s; %s%s",
+		len(g.terms), g.peers, c.capacity, g.measured, gain, g.ratio(), state, targetRatio, seconds(g.rbar), seconds(g.d), seconds(dStar), c.probe.current(cp), share, bounds, probeNote)
 }
 
 // observeProbe feeds the queue probe (coop_probe.go) one periodic
