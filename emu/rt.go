@@ -383,7 +383,10 @@ func (l *rtLoop) busyWait(now, next des.Time) {
 // the spin to how late ppoll woke and drains the sources that are ready.
 func (l *rtLoop) sleep(now des.Time, timed bool, sleepFor des.Time, sleepPhase int) error {
 	rt := l.rt
-	ts := l.timeout(now, timed, sleepFor)
+	var ts *unix.Timespec
+	if t, ok := l.timeout(now, timed, sleepFor); ok {
+		ts = &t
+	}
 	for i := range l.pfds {
 		l.pfds[i].Revents = 0
 	}
@@ -418,23 +421,22 @@ func (l *rtLoop) sleep(now des.Time, timed bool, sleepFor des.Time, sleepPhase i
 	return l.drainReady()
 }
 
-// timeout is ppoll's timeout: sleepFor (none unless timed), shortened to
-// when the oldest pending write falls due.
-func (l *rtLoop) timeout(now des.Time, timed bool, sleepFor des.Time) *unix.Timespec {
+// timeout is ppoll's timeout: sleepFor (none, ok false, unless timed),
+// shortened to when the oldest pending write falls due. It is returned by
+// value: a pointer returned from here would put every sleep's timeout on
+// the heap (the garbage collector then costs the loop its tail lateness).
+func (l *rtLoop) timeout(now des.Time, timed bool, sleepFor des.Time) (ts unix.Timespec, ok bool) {
 	rt := l.rt
-	var ts *unix.Timespec
 	if timed {
-		t := unix.NsecToTimespec(sleepFor)
-		ts = &t
+		ts, ok = unix.NsecToTimespec(sleepFor), true
 	}
 	if len(rt.pending) > 0 { // come back for the overdue writes
 		d := max(rt.pending[0].at+l.maxDelay-now, 0)
-		if ts == nil || unix.TimespecToNsec(*ts) > d {
-			t := unix.NsecToTimespec(d)
-			ts = &t
+		if !ok || unix.TimespecToNsec(ts) > d {
+			ts, ok = unix.NsecToTimespec(d), true
 		}
 	}
-	return ts
+	return ts, ok
 }
 
 // adapt records how late a timed ppoll woke (late) and, every len(over)
