@@ -345,9 +345,7 @@ func (c *coop) estimate(now time.Time, g group, dStar, mss float64, update bool)
 		// is back the next episode starts from that (the lab: 560 → 206 kB/s
 		// in two such ticks, the terminals squeezed for the rest of the run).
 		lift := !c.comp.open() || c.comp.startedAt(now) || g.d < cp.OffRatio*dStar
-		var next float64
-		next, gain = nextCapacity(cp, g, c.capacity, dStar, mss, c.comp.hold(), lift)
-		c.capacity = next
+		c.capacity, gain = nextCapacity(cp, g, c.capacity, dStar, mss, c.comp.hold(), lift)
 		return gain
 	}
 	return 1
