@@ -252,100 +252,165 @@ func parsePrefix(s string) (netip.Prefix, error) {
 // Validate checks the configuration and returns every problem, one per line,
 // each saying what is wrong and what to write instead.
 func (c Config) Validate() error {
-	var errs []error
-	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	if c.Iface == "" {
-		bad("iface is not set: give the WLAN interface with --iface IF or iface = \"wlan0\"")
-	} else if len(c.Iface) > 15 || strings.ContainsAny(c.Iface, "/ \t") {
-		bad("iface %q is not a valid interface name", c.Iface)
-	}
-	if c.Group.ID == "" {
-		bad("group.id is empty: set --group ID (all terminals of one AP use the same)")
-	}
-	if c.Group.KeyFile == "" && c.Group.Passphrase == "" {
-		bad("no group key: set --key-file FILE (64 hex digits), group.passphrase, or the COOPCC_PASSPHRASE environment variable")
-	}
-	if c.Group.KeyFile != "" && c.Group.Passphrase != "" {
-		bad("group.key_file and group.passphrase are both set: use one of them")
-	}
-	if c.Group.Port == 0 {
-		bad("group.port is 0: set a UDP port, e.g. 51300")
-	}
-	if c.Group.Transport != "ipv4" && c.Group.Transport != "ipv6" {
-		bad("group.transport %q: use \"ipv4\" (broadcast) or \"ipv6\" (link-local multicast)", c.Group.Transport)
-	}
-	checkInterval(bad, "group.interval", c.Group.Interval.Duration, 10*time.Millisecond, time.Minute)
-	if c.Group.ClockSkew < -time.Hour || c.Group.ClockSkew > time.Hour {
-		bad("--clock-skew %v: use a skew within ±1h", c.Group.ClockSkew)
-	}
-	if c.Group.ExpiryIntervals < 1 || c.Group.ExpiryIntervals > 1000 {
-		bad("group.expiry_intervals %d: use 1..1000 missed intervals", c.Group.ExpiryIntervals)
-	}
-	if c.Policy.Name == "" {
-		bad("policy.name is empty: set --policy NAME")
-	} else if err := checkParamKeys(c.Policy.Name, c.Policy.Params); err != nil {
-		errs = append(errs, err)
-	}
-	for _, s := range c.Managed.Dst {
-		if _, err := parsePrefix(s); err != nil {
-			bad("managed.dst %q is not an address or prefix (write e.g. \"10.0.0.0/8\" or \"2001:db8::1\")", s)
-		}
-	}
-	if slices.Contains(c.Managed.Ports, 0) {
-		bad("managed.ports contains 0: list destination ports 1..65535")
-	}
-	checkInterval(bad, "datapath.lease", c.Datapath.Lease.Duration, 100*time.Millisecond, time.Hour)
-	switch c.Datapath.Backend {
-	case "auto", "struct_ops", "sockops":
-	default:
-		bad("datapath.backend %q: use auto, struct_ops or sockops", c.Datapath.Backend)
-	}
-	switch c.Datapath.Receive {
-	case "auto", "on", "off":
-	default:
-		bad("datapath.receive %q: use auto, on or off", c.Datapath.Receive)
-	}
-	checkInterval(bad, "monitor.interval", c.Monitor.Interval.Duration, 10*time.Millisecond, time.Minute)
-	if c.Datapath.Lease.Duration > 0 && c.Monitor.Interval.Duration > 0 && c.Datapath.Lease.Duration < 2*c.Monitor.Interval.Duration {
-		bad("datapath.lease %v is shorter than two monitor intervals (%v): the bounds would lapse between heartbeats; raise the lease or shorten the interval",
-			c.Datapath.Lease.Duration, c.Monitor.Interval.Duration)
-	}
-	if c.Guard.Enabled {
-		checkInterval(bad, "guard.on_window", c.Guard.OnWindow.Duration, time.Second, 24*time.Hour)
-		checkInterval(bad, "guard.off_window", c.Guard.OffWindow.Duration, time.Second, time.Hour)
-		checkInterval(bad, "guard.backoff", c.Guard.Backoff.Duration, time.Second, 24*time.Hour)
-		if c.Guard.Settle.Duration < 0 || c.Guard.Settle.Duration >= c.Guard.OffWindow.Duration {
-			bad("guard.settle %v must be ≥ 0 and shorter than guard.off_window %v", c.Guard.Settle.Duration, c.Guard.OffWindow.Duration)
-		}
-		if c.Guard.MaxCost < 0 || c.Guard.MaxCost >= 1 {
-			bad("guard.max_cost %v: use a fraction in [0, 1), e.g. 0.05 for 5 %%", c.Guard.MaxCost)
-		}
-		if c.Guard.Scope != "group" && c.Guard.Scope != "self" {
-			bad("guard.scope %q: use \"group\" or \"self\"", c.Guard.Scope)
-		}
-	}
-	if c.Observe.MetricsAddr != "" && !strings.Contains(c.Observe.MetricsAddr, ":") {
-		bad("observe.metrics_addr %q: write host:port, e.g. \"127.0.0.1:9477\" or \":9477\"", c.Observe.MetricsAddr)
-	}
-	if c.Observe.LockDir == "" || !filepath.IsAbs(c.Observe.LockDir) {
-		bad("observe.lock_dir %q must be an absolute directory", c.Observe.LockDir)
-	}
-	switch c.Log.Format {
-	case "text", "json":
-	default:
-		bad("log.format %q: use text or json", c.Log.Format)
-	}
-	switch strings.ToLower(c.Log.Level) {
-	case "debug", "info", "warn", "error":
-	default:
-		bad("log.level %q: use debug, info, warn or error", c.Log.Level)
-	}
-	return errors.Join(errs...)
+	var p problems
+	c.checkIface(&p)
+	c.Group.check(&p)
+	c.Policy.check(&p)
+	c.Managed.check(&p)
+	c.Datapath.check(&p)
+	c.Monitor.check(&p)
+	c.checkLeaseCoversMonitor(&p)
+	c.Guard.check(&p)
+	c.Observe.check(&p)
+	c.Log.check(&p)
+	return errors.Join(p...)
 }
 
-func checkInterval(bad func(string, ...any), name string, d, lo, hi time.Duration) {
+// problems collects what Validate finds wrong, in the order it checks.
+type problems []error
+
+// addf records a problem described by format and its arguments.
+func (p *problems) addf(format string, a ...any) { *p = append(*p, fmt.Errorf(format, a...)) }
+
+// add records err as it is.
+func (p *problems) add(err error) { *p = append(*p, err) }
+
+// checkInterval records a problem when the duration d of the setting name
+// lies outside [lo, hi].
+func (p *problems) checkInterval(name string, d, lo, hi time.Duration) {
 	if d < lo || d > hi {
-		bad("%s %v is out of range: use %v..%v", name, d, lo, hi)
+		p.addf("%s %v is out of range: use %v..%v", name, d, lo, hi)
+	}
+}
+
+// checkIface checks the managed interface's name.
+func (c Config) checkIface(p *problems) {
+	if c.Iface == "" {
+		p.addf("iface is not set: give the WLAN interface with --iface IF or iface = \"wlan0\"")
+	} else if len(c.Iface) > 15 || strings.ContainsAny(c.Iface, "/ \t") {
+		p.addf("iface %q is not a valid interface name", c.Iface)
+	}
+}
+
+// check checks the group's identity, key, transport and timing.
+func (g GroupConfig) check(p *problems) {
+	if g.ID == "" {
+		p.addf("group.id is empty: set --group ID (all terminals of one AP use the same)")
+	}
+	if g.KeyFile == "" && g.Passphrase == "" {
+		p.addf("no group key: set --key-file FILE (64 hex digits), group.passphrase, or the COOPCC_PASSPHRASE environment variable")
+	}
+	if g.KeyFile != "" && g.Passphrase != "" {
+		p.addf("group.key_file and group.passphrase are both set: use one of them")
+	}
+	if g.Port == 0 {
+		p.addf("group.port is 0: set a UDP port, e.g. 51300")
+	}
+	if g.Transport != "ipv4" && g.Transport != "ipv6" {
+		p.addf("group.transport %q: use \"ipv4\" (broadcast) or \"ipv6\" (link-local multicast)", g.Transport)
+	}
+	p.checkInterval("group.interval", g.Interval.Duration, 10*time.Millisecond, time.Minute)
+	if g.ClockSkew < -time.Hour || g.ClockSkew > time.Hour {
+		p.addf("--clock-skew %v: use a skew within ±1h", g.ClockSkew)
+	}
+	if g.ExpiryIntervals < 1 || g.ExpiryIntervals > 1000 {
+		p.addf("group.expiry_intervals %d: use 1..1000 missed intervals", g.ExpiryIntervals)
+	}
+}
+
+// check checks that a policy is named and that it reads every parameter
+// given (see checkParamKeys).
+func (pc PolicyConfig) check(p *problems) {
+	if pc.Name == "" {
+		p.addf("policy.name is empty: set --policy NAME")
+	} else if err := checkParamKeys(pc.Name, pc.Params); err != nil {
+		p.add(err)
+	}
+}
+
+// check checks the flow filter's destinations and ports.
+func (m ManagedConfig) check(p *problems) {
+	for _, s := range m.Dst {
+		if _, err := parsePrefix(s); err != nil {
+			p.addf("managed.dst %q is not an address or prefix (write e.g. \"10.0.0.0/8\" or \"2001:db8::1\")", s)
+		}
+	}
+	if slices.Contains(m.Ports, 0) {
+		p.addf("managed.ports contains 0: list destination ports 1..65535")
+	}
+}
+
+// check checks the lease and the names of the backend and receive modes.
+func (d DatapathConfig) check(p *problems) {
+	p.checkInterval("datapath.lease", d.Lease.Duration, 100*time.Millisecond, time.Hour)
+	switch d.Backend {
+	case "auto", "struct_ops", "sockops":
+	default:
+		p.addf("datapath.backend %q: use auto, struct_ops or sockops", d.Backend)
+	}
+	switch d.Receive {
+	case "auto", "on", "off":
+	default:
+		p.addf("datapath.receive %q: use auto, on or off", d.Receive)
+	}
+}
+
+// check checks the monitor period.
+func (m MonitorConfig) check(p *problems) {
+	p.checkInterval("monitor.interval", m.Interval.Duration, 10*time.Millisecond, time.Minute)
+}
+
+// checkLeaseCoversMonitor checks that the datapath lease outlasts two
+// monitor ticks, the heartbeats that renew it.
+func (c Config) checkLeaseCoversMonitor(p *problems) {
+	lease, tick := c.Datapath.Lease.Duration, c.Monitor.Interval.Duration
+	if lease > 0 && tick > 0 && lease < 2*tick {
+		p.addf("datapath.lease %v is shorter than two monitor intervals (%v): the bounds would lapse between heartbeats; raise the lease or shorten the interval",
+			lease, tick)
+	}
+}
+
+// check checks the guard's windows, cost and scope; a disabled guard is
+// not checked.
+func (g GuardConfig) check(p *problems) {
+	if !g.Enabled {
+		return
+	}
+	p.checkInterval("guard.on_window", g.OnWindow.Duration, time.Second, 24*time.Hour)
+	p.checkInterval("guard.off_window", g.OffWindow.Duration, time.Second, time.Hour)
+	p.checkInterval("guard.backoff", g.Backoff.Duration, time.Second, 24*time.Hour)
+	if g.Settle.Duration < 0 || g.Settle.Duration >= g.OffWindow.Duration {
+		p.addf("guard.settle %v must be ≥ 0 and shorter than guard.off_window %v", g.Settle.Duration, g.OffWindow.Duration)
+	}
+	if g.MaxCost < 0 || g.MaxCost >= 1 {
+		p.addf("guard.max_cost %v: use a fraction in [0, 1), e.g. 0.05 for 5 %%", g.MaxCost)
+	}
+	if g.Scope != "group" && g.Scope != "self" {
+		p.addf("guard.scope %q: use \"group\" or \"self\"", g.Scope)
+	}
+}
+
+// check checks the metrics address and the lock directory.
+func (o ObserveConfig) check(p *problems) {
+	if o.MetricsAddr != "" && !strings.Contains(o.MetricsAddr, ":") {
+		p.addf("observe.metrics_addr %q: write host:port, e.g. \"127.0.0.1:9477\" or \":9477\"", o.MetricsAddr)
+	}
+	if o.LockDir == "" || !filepath.IsAbs(o.LockDir) {
+		p.addf("observe.lock_dir %q must be an absolute directory", o.LockDir)
+	}
+}
+
+// check checks the log format and level names.
+func (l LogConfig) check(p *problems) {
+	switch l.Format {
+	case "text", "json":
+	default:
+		p.addf("log.format %q: use text or json", l.Format)
+	}
+	switch strings.ToLower(l.Level) {
+	case "debug", "info", "warn", "error":
+	default:
+		p.addf("log.level %q: use debug, info, warn or error", l.Level)
 	}
 }
 
