@@ -2,10 +2,12 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"net/netip"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -95,7 +97,60 @@ Rates are bit/s with an optional k/M/G suffix (e.g. 19M, 2.4Mbit, 54e6).`,
 	return cmd
 }
 
+// runPolicyEval prints what the --policy policy decides at each step of
+// `coopcc policy eval`: a header with the inputs, then one line per step.
 func runPolicyEval(w io.Writer, f policyEvalFlags) error {
+	in, err := f.resolve()
+	if err != nil {
+		return err
+	}
+	pol, err := f.newPolicy(in.bwmax)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "policy %s: N=%d (%d app-limited peers), min RTT %v (peers %v), rate %.3g bit/s per terminal, MSS %d\n",
+		pol.Name(), f.n, f.appLimitedPeers, f.minRTT, in.peerMin, in.rate, f.mss)
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i, srtt := range in.srtts {
+		elapsed := time.Duration(i) * f.interval
+		d := pol.Decide(f.view(in, start.Add(elapsed), srtt))
+		writeEvalStep(w, elapsed, srtt, f.minRTT, d, in.dst)
+	}
+	return nil
+}
+
+// policyEvalInputs are the flags of `coopcc policy eval` parsed, with their
+// defaults filled in.
+type policyEvalInputs struct {
+	dst                 netip.Addr
+	bwmax, rate, alRate float64         // bit/s
+	srtts               []time.Duration // this terminal's SRTT, one per step
+	peerMin             time.Duration
+}
+
+// resolve checks and parses the flags, in the order their errors are reported.
+func (f policyEvalFlags) resolve() (policyEvalInputs, error) {
+	var in policyEvalInputs
+	if err := f.checkRanges(); err != nil {
+		return in, err
+	}
+	dst, err := netip.ParseAddr(f.dst)
+	if err != nil {
+		return in, fmt.Errorf("--dst %q: want an IP address: %w", f.dst, err)
+	}
+	in.dst = dst
+	if in.bwmax, in.rate, in.alRate, err = f.rates(); err != nil {
+		return in, err
+	}
+	if in.srtts, err = f.srttSteps(); err != nil {
+		return in, err
+	}
+	in.peerMin = cmp.Or(f.peerMin, f.minRTT)
+	return in, nil
+}
+
+// checkRanges checks the counts and durations that need no parsing.
+func (f policyEvalFlags) checkRanges() error {
 	if f.n < 1 {
 		return fmt.Errorf("--n %d: want at least 1 (this terminal)", f.n)
 	}
@@ -108,88 +163,86 @@ func runPolicyEval(w io.Writer, f policyEvalFlags) error {
 	if f.steps < 1 {
 		return fmt.Errorf("--steps %d: want at least 1", f.steps)
 	}
-	dst, err := netip.ParseAddr(f.dst)
-	if err != nil {
-		return fmt.Errorf("--dst %q: want an IP address: %w", f.dst, err)
+	return nil
+}
+
+// rates parses --bwmax, --rate and --app-limited-rate and fills in the
+// defaults: rate (--bwmax or 20 Mbit/s) / N, app-limited rate rate / 10.
+func (f policyEvalFlags) rates() (bwmax, rate, alRate float64, err error) {
+	if bwmax, err = parseBitRate(f.bwmax); err != nil {
+		return 0, 0, 0, fmt.Errorf("--bwmax: %w", err)
 	}
-	bwmax, err := parseBitRate(f.bwmax)
-	if err != nil {
-		return fmt.Errorf("--bwmax: %w", err)
-	}
-	rate, err := parseBitRate(f.rate)
-	if err != nil {
-		return fmt.Errorf("--rate: %w", err)
+	if rate, err = parseBitRate(f.rate); err != nil {
+		return 0, 0, 0, fmt.Errorf("--rate: %w", err)
 	}
 	if f.rate == "" {
-		c := bwmax
-		if c == 0 {
-			c = 20e6
-		}
-		rate = c / float64(f.n)
+		rate = cmp.Or(bwmax, 20e6) / float64(f.n)
 	}
-	alRate, err := parseBitRate(f.alRate)
-	if err != nil {
-		return fmt.Errorf("--app-limited-rate: %w", err)
+	if alRate, err = parseBitRate(f.alRate); err != nil {
+		return 0, 0, 0, fmt.Errorf("--app-limited-rate: %w", err)
 	}
 	if f.alRate == "" {
 		alRate = rate / 10
 	}
-	rtts := []time.Duration{}
-	if f.rttSeq != "" {
-		for _, s := range strings.Split(f.rttSeq, ",") {
-			d, err := time.ParseDuration(strings.TrimSpace(s))
-			if err != nil || d < 0 {
-				return fmt.Errorf("--rtt-seq element %q: want a duration like 300ms", s)
-			}
-			rtts = append(rtts, d)
-		}
-	} else {
-		r := f.rtt
-		if r == 0 {
-			r = f.minRTT
-		}
-		for range f.steps {
-			rtts = append(rtts, r)
-		}
+	return bwmax, rate, alRate, nil
+}
+
+// srttSteps is this terminal's SRTT at each step: the --rtt-seq list, or
+// else --rtt (default --min-rtt) --steps times.
+func (f policyEvalFlags) srttSteps() ([]time.Duration, error) {
+	if f.rttSeq == "" {
+		return slices.Repeat([]time.Duration{cmp.Or(f.rtt, f.minRTT)}, f.steps), nil
 	}
-	peerMin := f.peerMin
-	if peerMin == 0 {
-		peerMin = f.minRTT
+	var srtts []time.Duration
+	for _, s := range strings.Split(f.rttSeq, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(s))
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("--rtt-seq element %q: want a duration like 300ms", s)
+		}
+		srtts = append(srtts, d)
 	}
+	return srtts, nil
+}
+
+// newPolicy builds the --policy policy with the parameters the flags give.
+func (f policyEvalFlags) newPolicy(bwmax float64) (policy.Policy, error) {
 	p := policy.Params{MSS: f.mss, BWmax: bwmax, Alpha: f.alpha, StaticLo: f.lo, StaticHi: f.hi}
 	p.Coop.TargetRatio = f.target
-	pol, err := policy.New(f.name, p)
-	if err != nil {
-		return err
+	return policy.New(f.name, p)
+}
+
+// view is the policy's input at one step: this terminal's one flow to
+// in.dst with SRTT srtt, and N−1 peers with one upload each and the same
+// queueing delay, the last --app-limited-peers of them application-limited.
+func (f policyEvalFlags) view(in policyEvalInputs, now time.Time, srtt time.Duration) policy.View {
+	queue := max(srtt-f.minRTT, 0)
+	v := policy.View{Now: now,
+		Flows: []policy.FlowView{{Dst: in.dst, MSS: f.mss, Cwnd: 10, SRTT: srtt, MinRTT: f.minRTT, DeliveryRate: in.rate / 8}}}
+	for k := 1; k < f.n; k++ {
+		pv := policy.PeerView{ActiveFlows: 1, SRTT: in.peerMin + queue, MinRTT: in.peerMin, DeliveryRate: in.rate / 8}
+		if k > f.n-1-f.appLimitedPeers {
+			pv.AppLimited, pv.DeliveryRate = true, in.alRate/8
+		}
+		v.Peers = append(v.Peers, pv)
 	}
-	fmt.Fprintf(w, "policy %s: N=%d (%d app-limited peers), min RTT %v (peers %v), rate %.3g bit/s per terminal, MSS %d\n",
-		pol.Name(), f.n, f.appLimitedPeers, f.minRTT, peerMin, rate, f.mss)
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for i, srtt := range rtts {
-		queue := max(srtt-f.minRTT, 0)
-		v := policy.View{Now: now.Add(time.Duration(i) * f.interval),
-			Flows: []policy.FlowView{{Dst: dst, MSS: f.mss, Cwnd: 10, SRTT: srtt, MinRTT: f.minRTT, DeliveryRate: rate / 8}}}
-		for k := 1; k < f.n; k++ {
-			pv := policy.PeerView{ActiveFlows: 1, SRTT: peerMin + queue, MinRTT: peerMin, DeliveryRate: rate / 8}
-			if k > f.n-1-f.appLimitedPeers {
-				pv.AppLimited, pv.DeliveryRate = true, alRate/8
-			}
-			v.Peers = append(v.Peers, pv)
-		}
-		d := pol.Decide(v)
-		b, ok := d.PerDst[dst]
-		if !ok {
-			b = d.Default
-		}
-		active := "no "
-		if d.Active {
-			active = "yes"
-		}
-		fmt.Fprintf(w, "t=%-5s rtt=%-7v ratio=%-6.2f active=%s lo=%-5s hi=%-5s %s\n",
-			fmt.Sprintf("%.1fs", (time.Duration(i)*f.interval).Seconds()), srtt,
-			policy.RatioRTT(srtt, f.minRTT), active, boundStr(d.Active, b.Lo), boundStr(d.Active, b.Hi), d.Reason)
+	return v
+}
+
+// writeEvalStep prints the line of one step: the time since the first step,
+// the SRTT and its ratio to minRTT, and whether the policy is active, the
+// bounds it gives the flow to dst and its reason.
+func writeEvalStep(w io.Writer, elapsed, srtt, minRTT time.Duration, d policy.Decision, dst netip.Addr) {
+	b, ok := d.PerDst[dst]
+	if !ok {
+		b = d.Default
 	}
-	return nil
+	active := "no "
+	if d.Active {
+		active = "yes"
+	}
+	fmt.Fprintf(w, "t=%-5s rtt=%-7v ratio=%-6.2f active=%s lo=%-5s hi=%-5s %s\n",
+		fmt.Sprintf("%.1fs", elapsed.Seconds()), srtt,
+		policy.RatioRTT(srtt, minRTT), active, boundStr(d.Active, b.Lo), boundStr(d.Active, b.Hi), d.Reason)
 }
 
 func boundStr(active bool, v uint32) string {
