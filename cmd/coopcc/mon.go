@@ -140,14 +140,10 @@ func openRecord(path, netns string, out io.Writer) (snapshotWriter, func() error
 	return monitor.NewCSVWriter(w, netns), closeFn, nil
 }
 
+// runMon runs `coopcc mon`: it traces ACKs (--trace), prints one snapshot
+// (--once without --record) or polls until ctx ends or --duration passes.
 func runMon(ctx context.Context, out, errOut io.Writer, fl monFlags) error {
-	if fl.interval <= 0 {
-		return fmt.Errorf("--interval %v: must be positive", fl.interval)
-	}
-	if fl.json && !fl.once {
-		return errors.New("--json needs --once (use --record FILE.jsonl for a JSON time series)")
-	}
-	opts, err := fl.options()
+	opts, err := fl.checkedOptions()
 	if err != nil {
 		return err
 	}
@@ -157,9 +153,6 @@ func runMon(ctx context.Context, out, errOut io.Writer, fl monFlags) error {
 		defer cancel()
 	}
 	if fl.trace {
-		if fl.once || fl.json {
-			return errors.New("--trace records until interrupted or --duration: it does not combine with --once/--json")
-		}
 		return runTrace(ctx, out, opts, fl.record, errOut)
 	}
 	m, err := monitor.New(opts)
@@ -167,30 +160,59 @@ func runMon(ctx context.Context, out, errOut io.Writer, fl monFlags) error {
 		return err
 	}
 	defer m.Close()
-
 	if fl.once && fl.record == "" {
-		flows, err := m.Snapshot()
-		if err != nil {
-			return err
-		}
-		if fl.json {
-			_, err = out.Write(monitor.MarshalSnapshot(time.Now(), fl.netns, flows))
-			return err
-		}
-		// The table's throughput needs two polls: take a second one shortly after.
-		rates := monitor.NewRateTracker()
-		rates.Update(time.Now(), flows)
-		time.Sleep(onceRateGap)
-		now := time.Now()
-		if flows, err = m.Snapshot(); err != nil {
-			return err
-		}
-		return monitor.WriteTable(out, flows, rates.Update(now, flows))
+		return printOnce(out, m, fl.netns, fl.json)
 	}
+	return pollMon(ctx, out, m, fl)
+}
 
+// checkedOptions checks the flags and how they combine, and returns the
+// monitor options they select.
+func (fl monFlags) checkedOptions() (monitor.Options, error) {
+	if fl.interval <= 0 {
+		return monitor.Options{}, fmt.Errorf("--interval %v: must be positive", fl.interval)
+	}
+	if fl.json && !fl.once {
+		return monitor.Options{}, errors.New("--json needs --once (use --record FILE.jsonl for a JSON time series)")
+	}
+	opts, err := fl.options()
+	if err != nil {
+		return opts, err
+	}
+	if fl.trace && (fl.once || fl.json) {
+		return opts, errors.New("--trace records until interrupted or --duration: it does not combine with --once/--json")
+	}
+	return opts, nil
+}
+
+// printOnce prints one snapshot of m as JSON or as a table. The table's
+// throughput needs two polls: it takes a second one onceRateGap later.
+func printOnce(out io.Writer, m *monitor.Monitor, netns string, asJSON bool) error {
+	flows, err := m.Snapshot()
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		_, err = out.Write(monitor.MarshalSnapshot(time.Now(), netns, flows))
+		return err
+	}
+	rates := monitor.NewRateTracker()
+	rates.Update(time.Now(), flows)
+	time.Sleep(onceRateGap)
+	now := time.Now()
+	if flows, err = m.Snapshot(); err != nil {
+		return err
+	}
+	return monitor.WriteTable(out, flows, rates.Update(now, flows))
+}
+
+// pollMon polls m every --interval until ctx ends, or once with --once,
+// and writes each snapshot to the --record file or as a live table.
+func pollMon(ctx context.Context, out io.Writer, m *monitor.Monitor, fl monFlags) error {
 	var rec snapshotWriter
 	closeRec := func() error { return nil }
 	if fl.record != "" {
+		var err error
 		if rec, closeRec, err = openRecord(fl.record, fl.netns, out); err != nil {
 			return err
 		}
@@ -199,24 +221,9 @@ func runMon(ctx context.Context, out, errOut io.Writer, fl monFlags) error {
 	tick := time.NewTicker(fl.interval)
 	defer tick.Stop()
 	for {
-		now := time.Now()
-		flows, err := m.Snapshot()
-		if err != nil {
+		if err := pollOnce(out, m, rec, rates, fl); err != nil {
 			closeRec()
 			return err
-		}
-		if rec != nil {
-			if err := rec.Write(now, flows); err != nil {
-				closeRec()
-				return err
-			}
-		} else {
-			r := rates.Update(now, flows)
-			fmt.Fprintf(out, "\033[H\033[2J%s  netns=%q  flows=%d  every %v (Ctrl-C quits)\n\n",
-				now.Format("15:04:05.000"), fl.netns, len(flows), fl.interval)
-			if err := monitor.WriteTable(out, flows, r); err != nil {
-				return err
-			}
 		}
 		if fl.once {
 			return closeRec()
@@ -227,6 +234,23 @@ func runMon(ctx context.Context, out, errOut io.Writer, fl monFlags) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// pollOnce takes one snapshot of m and writes it to rec or, when rec is
+// nil, as a fresh screen of the live table.
+func pollOnce(out io.Writer, m *monitor.Monitor, rec snapshotWriter, rates *monitor.RateTracker, fl monFlags) error {
+	now := time.Now()
+	flows, err := m.Snapshot()
+	if err != nil {
+		return err
+	}
+	if rec != nil {
+		return rec.Write(now, flows)
+	}
+	r := rates.Update(now, flows)
+	fmt.Fprintf(out, "\033[H\033[2J%s  netns=%q  flows=%d  every %v (Ctrl-C quits)\n\n",
+		now.Format("15:04:05.000"), fl.netns, len(flows), fl.interval)
+	return monitor.WriteTable(out, flows, r)
 }
 
 // runTrace records every ACK of the selected flows until ctx ends.
