@@ -71,81 +71,144 @@ func Bench(o BenchOptions) (BenchResult, error) {
 		}
 		return tapBench(o)
 	}
-	cfg := Config{PHY: o.PHY, Seed: o.Seed, RTPriority: -1, Server: Endpoint{}}
-	for i := 0; i < o.Stations; i++ {
-		cfg.Stations = append(cfg.Stations, Station{})
-	}
-	if err := cfg.Normalize(); err != nil {
-		return BenchResult{}, err
-	}
-	var delivered uint64
-	ports := make([]Port, o.Stations)
-	for i := range ports {
-		ports[i] = countPort{&delivered}
-	}
-	sim := des.New()
-	e, err := NewEngine(cfg, sim, ports, countPort{&delivered})
+	l, err := newBenchLoad(o)
 	if err != nil {
 		return BenchResult{}, err
 	}
-	srvMAC, _ := net.ParseMAC(cfg.Server.MAC)
-	frames := make([][]byte, o.Stations)     // uplink, per station
-	downFrames := make([][]byte, o.Stations) // downlink, per station
-	for i, s := range cfg.Stations {
-		mac, _ := net.ParseMAC(s.MAC)
-		up := make([]byte, o.Frame)
-		copy(up[0:6], srvMAC)
-		copy(up[6:12], mac)
-		frames[i] = up
-		down := make([]byte, o.Frame)
-		copy(down[0:6], mac)
-		copy(down[6:12], srvMAC)
-		downFrames[i] = down
+	if o.Virtual {
+		return l.runVirtual(o), nil
 	}
+	return l.runRealTime(o)
+}
+
+// benchLoad is the synthetic workload of Bench: an engine whose ports count
+// the frames they are given, fed with Poisson arrivals of frames between the
+// server and random stations.
+type benchLoad struct {
+	sim                *des.Sim
+	offered, delivered uint64 // frames
+}
+
+// newBenchLoad builds the engine of o and schedules the first arrival at
+// time 0; each arrival schedules the next.
+func newBenchLoad(o BenchOptions) (*benchLoad, error) {
+	cfg, err := benchConfig(o)
+	if err != nil {
+		return nil, err
+	}
+	l := &benchLoad{sim: des.New()}
+	ports := make([]Port, o.Stations)
+	for i := range ports {
+		ports[i] = countPort{&l.delivered}
+	}
+	e, err := NewEngine(cfg, l.sim, ports, countPort{&l.delivered})
+	if err != nil {
+		return nil, err
+	}
+	up, down := benchFrames(cfg, o.Frame)
 	rng := rand.New(rand.NewPCG(o.Seed, 99))
 	mean := float64(des.Second) / o.PPS
-	var offered uint64
-	var gen func()
-	gen = func() {
-		offered++
+	var arrive func()
+	arrive = func() {
+		l.offered++
 		i := rng.IntN(o.Stations)
 		if rng.IntN(2) == 0 {
-			e.FromStation(i, frames[i])
+			e.FromStation(i, up[i])
 		} else {
-			e.FromServer(downFrames[i])
+			e.FromServer(down[i])
 		}
-		sim.After(des.Time(rng.ExpFloat64()*mean)+1, gen)
+		l.sim.After(des.Time(rng.ExpFloat64()*mean)+1, arrive)
 	}
-	sim.At(0, gen)
-	if o.Virtual {
-		start := time.Now()
-		sim.RunUntil(des.Time(o.Duration))
-		wall := time.Since(start)
-		secs := o.Duration.Seconds()
-		return BenchResult{Opts: o, OfferedPPS: float64(offered) / secs, Delivered: float64(delivered) / secs,
-			EventsPerSec: float64(sim.Events()) / secs, CPU: wall.Seconds() / secs,
-			NsPerEvent: float64(wall.Nanoseconds()) / float64(sim.Events()), Valid: true}, nil
+	l.sim.At(0, arrive)
+	return l, nil
+}
+
+// benchConfig is the emulator configuration of o: o.Stations stations and
+// the server with default addresses, and no SCHED_FIFO of the engine's own
+// (Bench sets the loop's priority itself).
+func benchConfig(o BenchOptions) (Config, error) {
+	cfg := Config{PHY: o.PHY, Seed: o.Seed, RTPriority: -1, Server: Endpoint{}}
+	for range o.Stations {
+		cfg.Stations = append(cfg.Stations, Station{})
 	}
-	rt, err := NewRealTime(sim, nil)
+	if err := cfg.Normalize(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// benchFrames returns per station of cfg an uplink frame (station to
+// server) and a downlink frame (server to station) of size bytes: the two
+// MAC addresses, then zeros.
+func benchFrames(cfg Config, size int) (up, down [][]byte) {
+	srvMAC, _ := net.ParseMAC(cfg.Server.MAC)
+	up = make([][]byte, len(cfg.Stations))
+	down = make([][]byte, len(cfg.Stations))
+	for i, s := range cfg.Stations {
+		mac, _ := net.ParseMAC(s.MAC)
+		up[i] = make([]byte, size)
+		copy(up[i][0:6], srvMAC)
+		copy(up[i][6:12], mac)
+		down[i] = make([]byte, size)
+		copy(down[i][0:6], mac)
+		copy(down[i][6:12], srvMAC)
+	}
+	return up, down
+}
+
+// runVirtual runs l in virtual time as fast as possible until o.Duration
+// and reports the handlers' cost: CPU is wall time per simulated second.
+func (l *benchLoad) runVirtual(o BenchOptions) BenchResult {
+	start := time.Now()
+	l.sim.RunUntil(des.Time(o.Duration))
+	wall := time.Since(start)
+	r := l.result(o)
+	r.CPU = wall.Seconds() / o.Duration.Seconds()
+	r.NsPerEvent = float64(wall.Nanoseconds()) / float64(l.sim.Events())
+	r.Valid = true
+	return r
+}
+
+// runRealTime runs l on the real-time loop for o.Duration and reports the
+// loop's scheduling lateness and the process's CPU time.
+func (l *benchLoad) runRealTime(o BenchOptions) (BenchResult, error) {
+	rt, err := NewRealTime(l.sim, nil)
 	if err != nil {
 		return BenchResult{}, err
 	}
 	defer rt.Close()
 	rt.Priority = o.Priority
-	end := des.Time(o.Duration)
-	var ru0, ru1 unix.Rusage
-	_ = unix.Getrusage(unix.RUSAGE_SELF, &ru0)
-	if err := rt.Run(end); err != nil {
+	cpu, err := processCPU(func() error { return rt.Run(des.Time(o.Duration)) })
+	if err != nil {
 		return BenchResult{}, err
 	}
-	_ = unix.Getrusage(unix.RUSAGE_SELF, &ru1)
-	cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
-	secs := o.Duration.Seconds()
-	r := BenchResult{Opts: o, OfferedPPS: float64(offered) / secs, Delivered: float64(delivered) / secs,
-		EventsPerSec: float64(sim.Events()) / secs, P50: rt.Hist.Quantile(0.5), P99: rt.Hist.Quantile(0.99),
-		MaxUs: float64(rt.Hist.Max()) / 1000, RTErr: rt.RTErr, CPU: cpu.Seconds() / secs, Spin: rt.SpinNow}
+	r := l.result(o)
+	r.P50, r.P99 = rt.Hist.Quantile(0.5), rt.Hist.Quantile(0.99)
+	r.MaxUs = float64(rt.Hist.Max()) / 1000
+	r.RTErr, r.Spin = rt.RTErr, rt.SpinNow
+	r.CPU = cpu.Seconds() / o.Duration.Seconds()
 	r.Valid = r.P99 < 100
 	return r, nil
+}
+
+// result is the part of l's result that both modes share: o and the
+// offered, delivered and event rates per second of o.Duration.
+func (l *benchLoad) result(o BenchOptions) BenchResult {
+	secs := o.Duration.Seconds()
+	return BenchResult{Opts: o, OfferedPPS: float64(l.offered) / secs, Delivered: float64(l.delivered) / secs,
+		EventsPerSec: float64(l.sim.Events()) / secs}
+}
+
+// processCPU runs run and returns the CPU time, user and system, that the
+// whole process spent meanwhile.
+func processCPU(run func() error) (time.Duration, error) {
+	var ru0, ru1 unix.Rusage
+	_ = unix.Getrusage(unix.RUSAGE_SELF, &ru0)
+	if err := run(); err != nil {
+		return 0, err
+	}
+	_ = unix.Getrusage(unix.RUSAGE_SELF, &ru1)
+	return time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano()), nil
 }
 
 // Sustained is the highest delivered frame rate of a rate sweep that passes
