@@ -316,32 +316,14 @@ func runDirName(id string) string { return strings.ReplaceAll(id, "/", "_") }
 // It always writes run.json when the run directory could be created.
 func executeRun(ctx context.Context, r scenario.Run, cfg RunnerConfig) (res *schema.Run, err error) {
 	dir := filepath.Join(cfg.Out, "runs", runDirName(r.ID))
-	for _, sub := range []string{"iperf3", "bounds", "emu", "logs"} {
-		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
-			return nil, fmt.Errorf("create run directory: %w", err)
-		}
+	if err := makeRunDir(dir); err != nil {
+		return nil, err
 	}
-	res = runRecord(r, cfg)
-	res.Start = time.Now().UTC()
-	var errs []string
-	note := func(err error) {
-		if err != nil {
-			errs = append(errs, err.Error())
-		}
-	}
-	defer func() {
-		res.End = time.Now().UTC()
-		if err != nil {
-			note(err)
-		}
-		res.Errors = errs
-		if res.Valid && len(errs) > 0 {
-			res.Valid, res.InvalidReason = false, errs[0]
-		}
-		if werr := writeJSON(filepath.Join(dir, "run.json"), res); werr != nil && err == nil {
-			err = werr
-		}
-	}()
+	rec := newRunRecorder(r, cfg, dir)
+	res = rec.res
+	// Registered first, so it runs last, on every way out (panics too):
+	// after every teardown below has noted its error.
+	defer func() { err = rec.finish(err) }()
 
 	tmp, err := os.MkdirTemp("", "coopcc-lab-")
 	if err != nil {
@@ -353,37 +335,12 @@ func executeRun(ctx context.Context, r scenario.Run, cfg RunnerConfig) (res *sch
 	if err != nil {
 		return res, err
 	}
-	defer func() { note(tb.Close()) }()
-	for i := range r.Stations {
-		res.Stations[i].Addr = tb.Stations[i].Addr.String()
-	}
-	res.Server = tb.Server.Addr.String()
+	defer func() { rec.note(tb.Close()) }()
+	recordAddrs(res, tb)
 
-	extraSysctls, err := setRunSysctls(tb, r)
+	agents, err := prepareTestbed(ctx, r, tb, cfg, tmp, dir, res)
 	if err != nil {
 		return res, err
-	}
-
-	if err := connectLinks(ctx, r, tb, cfg, tmp, dir); err != nil {
-		return res, err
-	}
-
-	// Agents on managed stations in policy modes.
-	var agents *agentSet
-	if r.Mode.Kind == scenario.KindPolicy {
-		if agents, err = startAgents(ctx, r, tb, cfg.Coopcc, tmp, dir); err != nil {
-			return res, err
-		}
-	}
-
-	if err := startServers(ctx, r, tb, dir); err != nil {
-		return res, err
-	}
-	res.Sysctls = tb.ReadSysctls(append(slices.Clone(recordedSysctls), extraSysctls...)...)
-	for _, st := range r.Stations {
-		if cc := res.Sysctls[st.Name]["net.ipv4.tcp_congestion_control"]; st.Agent && !strings.HasPrefix(cc, "coopcc") {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: namespace default CC is %q after its agent started (the agent's datapath did not install a coopcc_ CC; its flows may not be bounded CUBIC)", st.Name, cc))
-		}
 	}
 
 	// Monitor sampling into flows.csv.
@@ -391,11 +348,7 @@ func executeRun(ctx context.Context, r scenario.Run, cfg RunnerConfig) (res *sch
 	if err != nil {
 		return res, err
 	}
-	defer func() {
-		hz, serr := smp.stop()
-		note(serr)
-		res.SampleHz = hz
-	}()
+	defer rec.stopSampler(smp)
 
 	// Agent status samples (scenarios with faults).
 	if r.SampleAgents && agents != nil {
@@ -403,7 +356,7 @@ func executeRun(ctx context.Context, r scenario.Run, cfg RunnerConfig) (res *sch
 		if err != nil {
 			return res, err
 		}
-		defer func() { note(as.stop()) }()
+		defer func() { rec.note(as.stop()) }()
 	}
 
 	// Clients at their start times; the faults on their schedule.
@@ -411,28 +364,152 @@ func executeRun(ctx context.Context, r scenario.Run, cfg RunnerConfig) (res *sch
 	res.TrafficStart = t0.UTC()
 	faults := startFaults(r, tb, agents, t0, filepath.Join(tmp, "group.key"), cfg.Coopcc, dir)
 	defer func() { res.Faults = faults.stop() }()
-	clientsDone := runClients(ctx, r, tb, t0, dir, smp.largestRTT, res, note)
-	stopTicker := progressTicker(cfg.Log, r.Length.D(), t0)
+	if err := rec.runTraffic(ctx, r, tb, cfg.Log, t0, dir, smp, faults); err != nil {
+		return res, err
+	}
+	rec.stopSampler(smp)
+	rec.stopTestbed(tb, cfg.Backend, dir)
+	res.GoodputBps = iperf3Goodputs(r, dir, rec.note)
+	return res, nil
+}
+
+// makeRunDir creates a run's directory and the subdirectories its files go
+// to.
+func makeRunDir(dir string) error {
+	for _, sub := range []string{"iperf3", "bounds", "emu", "logs"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			return fmt.Errorf("create run directory: %w", err)
+		}
+	}
+	return nil
+}
+
+// runRecorder is the record of one run (run.json) while the run goes on:
+// the errors that do not end the run are noted as they come, and finish
+// writes the record however the run ends.
+type runRecorder struct {
+	res  *schema.Run
+	dir  string   // the run's directory
+	errs []string // noted errors, in order
+}
+
+// newRunRecorder starts the record of run r (runRecord) in dir, its start
+// time now.
+func newRunRecorder(r scenario.Run, cfg RunnerConfig, dir string) *runRecorder {
+	rc := &runRecorder{res: runRecord(r, cfg), dir: dir}
+	rc.res.Start = time.Now().UTC()
+	return rc
+}
+
+// note records err, when not nil, among the run's errors.
+func (rc *runRecorder) note(err error) {
+	if err != nil {
+		rc.errs = append(rc.errs, err.Error())
+	}
+}
+
+// finish completes the record when the run ends, whichever way it ends:
+// its end time, its errors (err, the run's own, last) and its validity (a
+// run with errors is not valid; the first says why), written to run.json.
+// It returns err, or when err is nil the error of writing run.json.
+func (rc *runRecorder) finish(err error) error {
+	res := rc.res
+	res.End = time.Now().UTC()
+	if err != nil {
+		rc.note(err)
+	}
+	res.Errors = rc.errs
+	if res.Valid && len(rc.errs) > 0 {
+		res.Valid, res.InvalidReason = false, rc.errs[0]
+	}
+	if werr := writeJSON(filepath.Join(rc.dir, "run.json"), res); werr != nil && err == nil {
+		return werr
+	}
+	return err
+}
+
+// stopSampler stops the monitor's sampling and records its rate; it may be
+// called again (the sampler stops once).
+func (rc *runRecorder) stopSampler(smp *sampler) {
+	hz, err := smp.stop()
+	rc.note(err)
+	rc.res.SampleHz = hz
+}
+
+// runTraffic runs every station's client at its start time after t0,
+// showing the progress on log meanwhile, and records how long the traffic
+// lasted and the faults applied. A run interrupted (ctx done) is marked
+// invalid and ends with ctx's error.
+func (rc *runRecorder) runTraffic(ctx context.Context, r scenario.Run, tb *testbed.Testbed, log io.Writer, t0 time.Time, dir string, smp *sampler, faults *faultRunner) error {
+	res := rc.res
+	clientsDone := runClients(ctx, r, tb, t0, dir, smp.largestRTT, res, rc.note)
+	stopTicker := progressTicker(log, r.Length.D(), t0)
 	clientsDone()
 	stopTicker()
 	res.DurationS = time.Since(t0).Seconds()
 	res.Faults = faults.stop()
 	if ctx.Err() != nil {
 		res.Valid, res.InvalidReason = false, "interrupted"
-		return res, ctx.Err()
+		return ctx.Err()
 	}
-	hz, serr := smp.stop()
-	note(serr)
-	res.SampleHz = hz
+	return nil
+}
 
-	// Stop agents and servers, then the emulator so it writes its statistics.
+// stopTestbed stops the agents and servers, then the emulator (backend
+// emu) so that it writes its statistics, whose validity goes into the
+// record.
+func (rc *runRecorder) stopTestbed(tb *testbed.Testbed, backend, dir string) {
 	tb.StopProcs()
-	if cfg.Backend == testbed.BackendEmu {
-		note(tb.StopEmu())
-		readEmuValidity(res, filepath.Join(dir, "emu", "emu.json"))
+	if backend == testbed.BackendEmu {
+		rc.note(tb.StopEmu())
+		readEmuValidity(rc.res, filepath.Join(dir, "emu", "emu.json"))
 	}
-	res.GoodputBps = iperf3Goodputs(r, dir, note)
-	return res, nil
+}
+
+// recordAddrs records the testbed's addresses of the stations and the
+// server in res.
+func recordAddrs(res *schema.Run, tb *testbed.Testbed) {
+	for i := range res.Stations {
+		res.Stations[i].Addr = tb.Stations[i].Addr.String()
+	}
+	res.Server = tb.Server.Addr.String()
+}
+
+// prepareTestbed readies tb for the traffic of run r: it sets the
+// namespaces' sysctls, connects the links, starts the agents (policy modes
+// only; agents is nil otherwise) and the iperf3 servers, and records the
+// sysctls in res.
+func prepareTestbed(ctx context.Context, r scenario.Run, tb *testbed.Testbed, cfg RunnerConfig, tmp, dir string, res *schema.Run) (agents *agentSet, err error) {
+	extraSysctls, err := setRunSysctls(tb, r)
+	if err != nil {
+		return nil, err
+	}
+	if err := connectLinks(ctx, r, tb, cfg, tmp, dir); err != nil {
+		return nil, err
+	}
+	// Agents on managed stations in policy modes.
+	if r.Mode.Kind == scenario.KindPolicy {
+		if agents, err = startAgents(ctx, r, tb, cfg.Coopcc, tmp, dir); err != nil {
+			return nil, err
+		}
+	}
+	if err := startServers(ctx, r, tb, dir); err != nil {
+		return nil, err
+	}
+	recordSysctls(res, r, tb, extraSysctls)
+	return agents, nil
+}
+
+// recordSysctls records in res the namespaces' sysctls (recordedSysctls
+// and the scenario's extra keys), with a warning for each agent's station
+// whose default CC is not a coopcc_ one after its agent started.
+func recordSysctls(res *schema.Run, r scenario.Run, tb *testbed.Testbed, extra []string) {
+	res.Sysctls = tb.ReadSysctls(append(slices.Clone(recordedSysctls), extra...)...)
+	for _, st := range r.Stations {
+		if cc := res.Sysctls[st.Name]["net.ipv4.tcp_congestion_control"]; st.Agent && !strings.HasPrefix(cc, "coopcc") {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: namespace default CC is %q after its agent started (the agent's datapath did not install a coopcc_ CC; its flows may not be bounded CUBIC)", st.Name, cc))
+		}
+	}
 }
 
 // setRunSysctls sets each namespace's sysctls before any traffic or agent
