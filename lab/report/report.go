@@ -6,6 +6,7 @@ package report
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,85 +86,116 @@ func Write(res *results.Results, outDir string, opt Options) (*Report, error) {
 	sums, groups := Analyze(res, opt)
 	rep := &Report{OutDir: outDir, Runs: sums, Groups: groups, Warnings: SummarizeWarnings(res.Warnings), Window: opt.Window}
 
-	m := &model{runs: res.Runs, sums: sums, groups: groups, series: map[string]int{}}
+	if err := rep.writeFigures(res.Runs, formats); err != nil {
+		return nil, err
+	}
+	txt, err := rep.writeSummaries()
+	if err != nil {
+		return nil, err
+	}
+	if err := rep.writeRunTable("rates", res.Runs, WriteRateTable, ratesHeader, rateRows(res.Runs)); err != nil {
+		return nil, err
+	}
+	if err := rep.writeRunTable("follow_n", res.Runs, WriteFollowTable, followHeader, followRows(res.Runs)); err != nil {
+		return nil, err
+	}
+
+	rep.HTMLPath = filepath.Join(outDir, "report.html")
+	if err := writeHTML(rep.HTMLPath, res, rep, txt); err != nil {
+		return nil, err
+	}
+	rep.Files = append(rep.Files, "report.html")
+	return rep, nil
+}
+
+// writeFigures draws the figures of runs (summarized in rep) in formats,
+// each with its data as CSV, and adds them and their files to rep.
+func (rep *Report) writeFigures(runs []analysis.Run, formats []string) error {
+	m := &model{runs: runs, sums: rep.Runs, groups: rep.Groups, series: map[string]int{}}
 	figs, err := m.figures()
 	if err != nil {
-		return nil, fmt.Errorf("build figures: %w", err)
+		return fmt.Errorf("build figures: %w", err)
 	}
 	for _, f := range figs {
-		out, err := f.render(outDir, formats)
+		out, err := f.render(rep.OutDir, formats)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		rep.Figures = append(rep.Figures, out)
 		for _, format := range append(append([]string(nil), formats...), "csv") {
 			rep.Files = append(rep.Files, out.Files[format])
 		}
 	}
+	return nil
+}
 
+// writeSummaries writes the calibration's files (runs of
+// sweep.bound_multiplier), summary.txt, summary.csv and runs.csv, adds
+// them to rep, sets rep.Knees, and returns the text of summary.txt.
+func (rep *Report) writeSummaries() (string, error) {
+	txt, points, err := rep.summaryText()
+	if err != nil {
+		return "", err
+	}
+	calFiles, err := writeCalibration(rep.OutDir, points, rep.Knees)
+	if err != nil {
+		return "", err
+	}
+	rep.Files = append(rep.Files, calFiles...)
+	if err := os.WriteFile(filepath.Join(rep.OutDir, "summary.txt"), []byte(txt), 0o644); err != nil {
+		return "", fmt.Errorf("write summary.txt: %w", err)
+	}
+	if err := writeCSV(filepath.Join(rep.OutDir, "summary.csv"), summaryHeader, summaryRows(rep.Groups)); err != nil {
+		return "", err
+	}
+	if err := writeCSV(filepath.Join(rep.OutDir, "runs.csv"), runsHeader, runsRows(rep.Runs)); err != nil {
+		return "", err
+	}
+	rep.Files = append(rep.Files, "summary.txt", "summary.csv", "runs.csv")
+	return txt, nil
+}
+
+// summaryText is the text of summary.txt: the window note, the summary
+// table and the calibration's knees when there are any. It sets rep.Knees
+// and returns the calibration's points beside the text.
+func (rep *Report) summaryText() (string, []analysis.CalibrationPoint, error) {
 	var txt strings.Builder
 	if note := rep.WindowNote(); note != "" {
 		txt.WriteString(note + "\n")
 	}
-	if err := WriteSummaryTable(&txt, groups); err != nil {
-		return nil, err
+	if err := WriteSummaryTable(&txt, rep.Groups); err != nil {
+		return "", nil, err
 	}
-	points, knees := analysis.Calibration(sums)
+	points, knees := analysis.Calibration(rep.Runs)
 	rep.Knees = knees
 	if len(knees) > 0 {
 		txt.WriteString("\n")
 		if err := WriteKneeTable(&txt, knees); err != nil {
-			return nil, err
+			return "", nil, err
 		}
 	}
-	calFiles, err := writeCalibration(outDir, points, knees)
-	if err != nil {
-		return nil, err
-	}
-	rep.Files = append(rep.Files, calFiles...)
-	if err := os.WriteFile(filepath.Join(outDir, "summary.txt"), []byte(txt.String()), 0o644); err != nil {
-		return nil, fmt.Errorf("write summary.txt: %w", err)
-	}
-	if err := writeCSV(filepath.Join(outDir, "summary.csv"), summaryHeader, summaryRows(groups)); err != nil {
-		return nil, err
-	}
-	if err := writeCSV(filepath.Join(outDir, "runs.csv"), runsHeader, runsRows(sums)); err != nil {
-		return nil, err
-	}
-	rep.Files = append(rep.Files, "summary.txt", "summary.csv", "runs.csv")
-	if rows := rateRows(res.Runs); len(rows) > 0 {
-		var rt strings.Builder
-		if err := WriteRateTable(&rt, res.Runs); err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(filepath.Join(outDir, "rates.txt"), []byte(rt.String()), 0o644); err != nil {
-			return nil, fmt.Errorf("write rates.txt: %w", err)
-		}
-		if err := writeCSV(filepath.Join(outDir, "rates.csv"), ratesHeader, rows); err != nil {
-			return nil, err
-		}
-		rep.Files = append(rep.Files, "rates.txt", "rates.csv")
-	}
-	if rows := followRows(res.Runs); len(rows) > 0 {
-		var ft strings.Builder
-		if err := WriteFollowTable(&ft, res.Runs); err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(filepath.Join(outDir, "follow_n.txt"), []byte(ft.String()), 0o644); err != nil {
-			return nil, fmt.Errorf("write follow_n.txt: %w", err)
-		}
-		if err := writeCSV(filepath.Join(outDir, "follow_n.csv"), followHeader, rows); err != nil {
-			return nil, err
-		}
-		rep.Files = append(rep.Files, "follow_n.txt", "follow_n.csv")
-	}
+	return txt.String(), points, nil
+}
 
-	rep.HTMLPath = filepath.Join(outDir, "report.html")
-	if err := writeHTML(rep.HTMLPath, res, rep, txt.String()); err != nil {
-		return nil, err
+// writeRunTable writes one table of the runs as text, <name>.txt (drawn by
+// table), and as CSV, <name>.csv (header and rows), and adds both files to
+// rep. It writes nothing when there are no rows.
+func (rep *Report) writeRunTable(name string, runs []analysis.Run, table func(io.Writer, []analysis.Run) error, header []string, rows [][]string) error {
+	if len(rows) == 0 {
+		return nil
 	}
-	rep.Files = append(rep.Files, "report.html")
-	return rep, nil
+	var txt strings.Builder
+	if err := table(&txt, runs); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(rep.OutDir, name+".txt"), []byte(txt.String()), 0o644); err != nil {
+		return fmt.Errorf("write %s.txt: %w", name, err)
+	}
+	if err := writeCSV(filepath.Join(rep.OutDir, name+".csv"), header, rows); err != nil {
+		return err
+	}
+	rep.Files = append(rep.Files, name+".txt", name+".csv")
+	return nil
 }
 
 func normalizeFormats(in []string) ([]string, error) {
