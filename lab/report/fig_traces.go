@@ -100,6 +100,52 @@ func addAggregate(p *plot.Plot, agg []analysis.Point, capacityMbps float64, row 
 // time for one run. Panels without data are left out.
 func (m *model) traces(i int) (*figure, error) {
 	run, sum := m.runs[i], m.sums[i]
+	tf := newTraceFigure(sum)
+	perStation, agg := analysis.GoodputTraces(run, analysis.GoodputBinS)
+	for si, st := range sum.Stations {
+		if err := tf.addStation(run, si, st.Station, perStation[st.Station]); err != nil {
+			return nil, err
+		}
+	}
+	if !tf.haveGoodput && !tf.haveFlows {
+		return nil, nil
+	}
+	legendPanel := tf.cwnd
+	if tf.haveGoodput {
+		legendPanel = tf.goodput
+		if err := addAggregate(tf.goodput, agg, sum.CapacityMbps, tf.row); err != nil {
+			return nil, err
+		}
+	}
+	if tf.haveBounds {
+		dotted := &plotter.Line{LineStyle: draw.LineStyle{Color: color.Gray{Y: 80}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(1), vg.Points(3)}}}
+		legendPanel.Legend.Add("agent's upper bound", dotted)
+	}
+	panels, err := tf.layout(run)
+	if err != nil {
+		return nil, err
+	}
+	var all []*plot.Plot
+	for _, r := range panels {
+		all = append(all, r[0])
+	}
+	alignX(all...)
+	tf.f.Panels = panels
+	return tf.f, nil
+}
+
+// traceFigure is a run's traces figure while it is drawn: its panels,
+// which of them have data, and the figure, whose rows record every value
+// drawn.
+type traceFigure struct {
+	f                                  *figure
+	goodput, cwnd, rtt, ca             *plot.Plot
+	haveGoodput, haveFlows, haveBounds bool
+}
+
+// newTraceFigure is the empty traces figure of the run summarized by sum,
+// with its four panels (goodput, cwnd, SRTT and CA state).
+func newTraceFigure(sum analysis.RunSummary) *traceFigure {
 	f := &figure{Name: fileStem("traces", sum.ID), Title: "Goodput, cwnd, RTT, CA state and AP queue: " + sum.ID,
 		Width: 7 * vg.Inch, Height: 2.4 * vg.Inch,
 		Caption: "Goodput: bytes each terminal's data flows had acknowledged (monitor, flows.csv) in 1 s bins; acknowledgement bursts above the medium's capacity (dashed) are moved back into the bins before them (analysis.GoodputTraces); the thick grey line is the aggregate of all terminals. cwnd, SRTT and CA state: sender-side TCP state of every data flow sampled by the monitor (flows.csv); dotted: the agent's upper bound; CA-state lines are offset slightly per terminal so that they stay apart. AP queue: the emulator's downlink queue (its own clock).",
@@ -107,87 +153,94 @@ func (m *model) traces(i int) (*figure, error) {
 	if !sum.Valid {
 		f.Title += " (INVALID)"
 	}
-	pt := newPanel("", "time (s)", fmt.Sprintf("goodput (Mbit/s, %g s bins)", analysis.GoodputBinS))
-	pc := newPanel("", "time (s)", "cwnd (segments)")
-	pr := newPanel("", "time (s)", "smoothed RTT (ms)")
-	pa := newPanel("", "time (s)", "CA state")
-	pa.Y.Tick.Marker = plot.ConstantTicks([]plot.Tick{{Value: 0, Label: "Open"}, {Value: 1, Label: "Disorder"},
+	tf := &traceFigure{f: f,
+		goodput: newPanel("", "time (s)", fmt.Sprintf("goodput (Mbit/s, %g s bins)", analysis.GoodputBinS)),
+		cwnd:    newPanel("", "time (s)", "cwnd (segments)"),
+		rtt:     newPanel("", "time (s)", "smoothed RTT (ms)"),
+		ca:      newPanel("", "time (s)", "CA state"),
+	}
+	tf.ca.Y.Tick.Marker = plot.ConstantTicks([]plot.Tick{{Value: 0, Label: "Open"}, {Value: 1, Label: "Disorder"},
 		{Value: 2, Label: "CWR"}, {Value: 3, Label: "Recovery"}, {Value: 4, Label: "Loss"}})
-	pa.Y.Min, pa.Y.Max = -0.2, 4.8
-	row := func(t float64, station, series, v string) {
-		f.Rows = append(f.Rows, []string{num(t), station, series, v})
+	tf.ca.Y.Min, tf.ca.Y.Max = -0.2, 4.8
+	return tf
+}
+
+// row records one value drawn in the figure's data.
+func (tf *traceFigure) row(t float64, station, series, v string) {
+	tf.f.Rows = append(tf.f.Rows, []string{num(t), station, series, v})
+}
+
+// addStation draws the traces of the station with index si: its goodput
+// (binned points), the cwnd, SRTT and CA state of each of its data flows
+// (the first flow's cwnd named after the station in the legend) and the
+// agent's upper bound.
+func (tf *traceFigure) addStation(run analysis.Run, si int, station string, goodput []analysis.Point) error {
+	if err := tf.addGoodput(si, station, goodput); err != nil {
+		return err
 	}
-	haveGoodput, haveFlows, bounds := false, false, false
-	legendPanel := pc
-	perStation, agg := analysis.GoodputTraces(run, analysis.GoodputBinS)
-	for si, st := range sum.Stations {
-		var xys plotter.XYs
-		for _, p := range perStation[st.Station] {
-			xys = append(xys, plotter.XY{X: p.T, Y: p.V})
-			row(p.T, st.Station, "goodput_mbps", num(p.V))
+	for fi, fl := range analysis.DataFlows(run.Flows, station) {
+		tf.haveFlows = true
+		name := ""
+		if fi == 0 {
+			name = station
 		}
-		if len(xys) > 0 {
-			haveGoodput = true
-			if err := addLine(pt, si, st.Station, xys, false); err != nil {
-				return nil, err
-			}
-		}
-		for fi, fl := range analysis.DataFlows(run.Flows, st.Station) {
-			haveFlows = true
-			name := ""
-			if legendPanel == pc && fi == 0 {
-				name = st.Station
-			}
-			if err := addFlowState(pc, pr, pa, fl, si, name, func(t float64, series, v string) { row(t, st.Station, series, v) }); err != nil {
-				return nil, err
-			}
-		}
-		// The agent's upper bound, when it set one, as a dotted step line.
-		hi := boundSeries(run, analysis.StationBounds(run, st.Station), func(e analysis.BoundEvent) uint32 { return e.Hi },
-			func(t float64, v uint32) { row(t, st.Station, "bound_hi", strconv.Itoa(int(v))) })
-		if len(hi) > 0 {
-			if err := addDotted(pc, si, hi); err != nil {
-				return nil, err
-			}
-			bounds = true
+		if err := addFlowState(tf.cwnd, tf.rtt, tf.ca, fl, si, name, func(t float64, series, v string) { tf.row(t, station, series, v) }); err != nil {
+			return err
 		}
 	}
-	if !haveGoodput && !haveFlows {
-		return nil, nil
+	return tf.addBound(run, si, station)
+}
+
+// addGoodput draws a station's goodput (points; nothing when there are
+// none) in style si on the goodput panel.
+func (tf *traceFigure) addGoodput(si int, station string, points []analysis.Point) error {
+	var xys plotter.XYs
+	for _, p := range points {
+		xys = append(xys, plotter.XY{X: p.T, Y: p.V})
+		tf.row(p.T, station, "goodput_mbps", num(p.V))
 	}
-	if haveGoodput {
-		legendPanel = pt
-		if err := addAggregate(pt, agg, sum.CapacityMbps, row); err != nil {
-			return nil, err
-		}
+	if len(xys) == 0 {
+		return nil
 	}
-	if bounds {
-		dotted := &plotter.Line{LineStyle: draw.LineStyle{Color: color.Gray{Y: 80}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(1), vg.Points(3)}}}
-		legendPanel.Legend.Add("agent's upper bound", dotted)
+	tf.haveGoodput = true
+	return addLine(tf.goodput, si, station, xys, false)
+}
+
+// addBound draws the agent's upper bound of a station, when it set one, as
+// a dotted step line in style si on the cwnd panel.
+func (tf *traceFigure) addBound(run analysis.Run, si int, station string) error {
+	hi := boundSeries(run, analysis.StationBounds(run, station), func(e analysis.BoundEvent) uint32 { return e.Hi },
+		func(t float64, v uint32) { tf.row(t, station, "bound_hi", strconv.Itoa(int(v))) })
+	if len(hi) == 0 {
+		return nil
 	}
+	if err := addDotted(tf.cwnd, si, hi); err != nil {
+		return err
+	}
+	tf.haveBounds = true
+	return nil
+}
+
+// layout is the figure's rows of panels, top to bottom those with data:
+// goodput; cwnd, SRTT and CA state; the AP queue (emulated runs).
+func (tf *traceFigure) layout(run analysis.Run) ([][]*plot.Plot, error) {
 	var panels [][]*plot.Plot
-	if haveGoodput {
-		pt.Y.Min = 0
-		panels = append(panels, []*plot.Plot{pt})
+	if tf.haveGoodput {
+		tf.goodput.Y.Min = 0
+		panels = append(panels, []*plot.Plot{tf.goodput})
 	}
-	if haveFlows {
-		pc.Y.Min, pr.Y.Min = 0, 0
-		panels = append(panels, []*plot.Plot{pc}, []*plot.Plot{pr}, []*plot.Plot{pa})
+	if tf.haveFlows {
+		tf.cwnd.Y.Min, tf.rtt.Y.Min = 0, 0
+		panels = append(panels, []*plot.Plot{tf.cwnd}, []*plot.Plot{tf.rtt}, []*plot.Plot{tf.ca})
 	}
 	if run.Emu != nil && len(run.Emu.Queue) > 0 {
-		pq, err := apQueuePanel(run.Emu.Queue, row)
+		pq, err := apQueuePanel(run.Emu.Queue, tf.row)
 		if err != nil {
 			return nil, err
 		}
 		panels = append(panels, []*plot.Plot{pq})
 	}
-	var all []*plot.Plot
-	for _, r := range panels {
-		all = append(all, r[0])
-	}
-	alignX(all...)
-	f.Panels = panels
-	return f, nil
+	return panels, nil
 }
 
 // addFlowState adds one data flow's cwnd (pc, legend name unless ""), SRTT
