@@ -78,12 +78,35 @@ func ParseFlowsCSV(r io.Reader) (flows []analysis.Series, t0 float64, err error)
 	cr := csv.NewReader(bufio.NewReader(r))
 	cr.ReuseRecord = true
 	cr.FieldsPerRecord = -1
-	header, err := cr.Read()
+	col, err := readFlowHeader(cr)
 	if err == io.EOF {
-		return nil, 0, nil
+		return nil, 0, nil // empty: no flows
 	}
 	if err != nil {
-		return nil, 0, fmt.Errorf("read header: %w", err)
+		return nil, 0, err
+	}
+	flows, err = readFlowSeries(cr, col)
+	if err != nil {
+		return nil, 0, err
+	}
+	t0 = rebaseUnixTimes(flows)
+	for fi := range flows {
+		s := flows[fi].Samples
+		sort.SliceStable(s, func(a, b int) bool { return s[a].T < s[b].T })
+	}
+	return flows, t0, nil
+}
+
+// readFlowHeader reads flows.csv's header as a column index by name and
+// checks that it holds requiredFlowColumns. An empty file gives io.EOF
+// itself.
+func readFlowHeader(cr *csv.Reader) (map[string]int, error) {
+	header, err := cr.Read()
+	if err == io.EOF {
+		return nil, err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read header: %w", err)
 	}
 	col := map[string]int{}
 	for i, h := range header {
@@ -91,32 +114,31 @@ func ParseFlowsCSV(r io.Reader) (flows []analysis.Series, t0 float64, err error)
 	}
 	for _, c := range requiredFlowColumns {
 		if _, ok := col[c]; !ok {
-			return nil, 0, fmt.Errorf("header lacks column %q (need at least %s)", c, strings.Join(requiredFlowColumns, ","))
+			return nil, fmt.Errorf("header lacks column %q (need at least %s)", c, strings.Join(requiredFlowColumns, ","))
 		}
 	}
+	return col, nil
+}
+
+// readFlowSeries reads the rows of flows.csv after its header (columns by
+// col) into one series per (netns, src, dst), in order of first
+// appearance, the samples in the order of the rows.
+func readFlowSeries(cr *csv.Reader, col map[string]int) ([]analysis.Series, error) {
+	var flows []analysis.Series
 	byKey := map[analysis.FlowKey]int{}
 	line := 1
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
-			break
+			return flows, nil
 		}
 		line++
 		if err != nil {
-			return nil, 0, fmt.Errorf("line %d: %w", line, err)
+			return nil, fmt.Errorf("line %d: %w", line, err)
 		}
-		p := rowParser{rec: rec, col: col, line: line}
-		key := analysis.FlowKey{Station: p.str("netns"), Src: p.str("src"), Dst: p.str("dst")}
-		s := analysis.Sample{
-			T: p.float("t_s"), CC: p.str("cc"),
-			Cwnd: p.u32("cwnd"), Ssthresh: p.u32("ssthresh"), MSS: p.u32("mss"),
-			SRTT: p.us("srtt_us"), RTTVar: p.us("rttvar_us"), MinRTT: p.us("min_rtt_us"),
-			CAState: uint8(p.u32("ca_state")), Retrans: p.u32("retrans"), TotalRetrans: p.u32("total_retrans"),
-			Lost: p.u32("lost"), Sacked: p.u32("sacked"), Unacked: p.u32("unacked"), BytesAcked: p.u64("bytes_acked"),
-			BytesReceived: p.u64("bytes_received"), DeliveryRate: p.float("delivery_rate_Bps"), AppLimited: p.bool("app_limited"),
-		}
-		if p.err != nil {
-			return nil, 0, p.err
+		key, s, err := parseFlowRow(rec, col, line)
+		if err != nil {
+			return nil, err
 		}
 		if s.Cwnd == 0 {
 			// No TCP socket has a window of 0: the row is a time-wait mini
@@ -134,30 +156,48 @@ func ParseFlowsCSV(r io.Reader) (flows []analysis.Series, t0 float64, err error)
 		}
 		flows[i].Samples = append(flows[i].Samples, s)
 	}
+}
+
+// parseFlowRow reads one row of flows.csv (columns by col; line is its
+// line number, for errors): its flow's key and its sample.
+func parseFlowRow(rec []string, col map[string]int, line int) (analysis.FlowKey, analysis.Sample, error) {
+	p := rowParser{rec: rec, col: col, line: line}
+	key := analysis.FlowKey{Station: p.str("netns"), Src: p.str("src"), Dst: p.str("dst")}
+	s := analysis.Sample{
+		T: p.float("t_s"), CC: p.str("cc"),
+		Cwnd: p.u32("cwnd"), Ssthresh: p.u32("ssthresh"), MSS: p.u32("mss"),
+		SRTT: p.us("srtt_us"), RTTVar: p.us("rttvar_us"), MinRTT: p.us("min_rtt_us"),
+		CAState: uint8(p.u32("ca_state")), Retrans: p.u32("retrans"), TotalRetrans: p.u32("total_retrans"),
+		Lost: p.u32("lost"), Sacked: p.u32("sacked"), Unacked: p.u32("unacked"), BytesAcked: p.u64("bytes_acked"),
+		BytesReceived: p.u64("bytes_received"), DeliveryRate: p.float("delivery_rate_Bps"), AppLimited: p.bool("app_limited"),
+	}
+	return key, s, p.err
+}
+
+// rebaseUnixTimes makes the samples' times relative to the earliest one
+// when they are Unix times, and returns that time; it returns 0 and leaves
+// the times as they are when they are already relative (or there are none).
+func rebaseUnixTimes(flows []analysis.Series) (t0 float64) {
 	// Unix times: anything after 1973 is not "seconds since the run started".
 	const unixThreshold = 1e8
-	min := 0.0
+	earliest := 0.0
 	first := true
 	for _, f := range flows {
 		for _, s := range f.Samples {
-			if first || s.T < min {
-				min, first = s.T, false
+			if first || s.T < earliest {
+				earliest, first = s.T, false
 			}
 		}
 	}
-	if !first && min > unixThreshold {
-		t0 = min
+	if !first && earliest > unixThreshold {
+		t0 = earliest
 		for fi := range flows {
 			for si := range flows[fi].Samples {
 				flows[fi].Samples[si].T -= t0
 			}
 		}
 	}
-	for fi := range flows {
-		s := flows[fi].Samples
-		sort.SliceStable(s, func(a, b int) bool { return s[a].T < s[b].T })
-	}
-	return flows, t0, nil
+	return t0
 }
 
 // rowParser reads typed fields of one CSV record by column name; the first
