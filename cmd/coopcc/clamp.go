@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"os/signal"
@@ -13,14 +14,17 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// clampFlags are the inputs of `coopcc clamp`.
+type clampFlags struct {
+	maxCwnd, minCwnd uint32
+	dst, netns       string
+	backend          string
+	forDur, lease    time.Duration
+	probe, noSwitch  bool
+}
+
 func newClampCmd() *cobra.Command {
-	var (
-		maxCwnd, minCwnd uint32
-		dst, netns       string
-		backend          string
-		forDur, lease    time.Duration
-		probe, noSwitch  bool
-	)
+	var f clampFlags
 	cmd := &cobra.Command{
 		Use:   "clamp --max N [--min M] [--dst ADDR] [--for DURATION] [--netns NAME]",
 		Short: "Bound the cwnd of the kernel's CUBIC by hand (experiments, calibration)",
@@ -32,63 +36,81 @@ dies without cleaning up, the bounds expire after the lease (fail-open).
 --probe only prints which backend this kernel supports.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			out := cmd.OutOrStdout()
-			if probe {
-				c := datapath.Probe()
-				fmt.Fprintln(out, "backend:", c.Backend)
-				fmt.Fprintln(out, "struct_ops:", c.StructOps)
-				fmt.Fprintln(out, "sockops:", c.Sockops)
-				fmt.Fprintln(out, "receive:", c.Receive)
-				for _, m := range c.Missing {
-					fmt.Fprintln(out, "missing:", m)
-				}
-				return nil
-			}
-			cfg := datapath.ClampConfig{
-				Options: datapath.Options{Netns: netns, Lease: lease, Backend: backend, SwitchExisting: !noSwitch},
-				Bounds:  datapath.Bounds{Lo: minCwnd, Hi: maxCwnd},
-			}
-			if !cmd.Flags().Changed("max") {
-				return fmt.Errorf("--max N is required (N >= 1 segments)")
-			}
-			if maxCwnd == 0 {
-				return fmt.Errorf("--max 0: the upper bound must be at least 1 segment")
-			}
-			if dst != "" {
-				a, err := netip.ParseAddr(dst)
-				if err != nil {
-					return fmt.Errorf("--dst %q: not an IP address", dst)
-				}
-				cfg.Dst = a
-			}
-			if lease <= 0 {
-				return fmt.Errorf("--lease %v: must be positive", lease)
-			}
-			if forDur < 0 {
-				return fmt.Errorf("--for %v: must not be negative", forDur)
-			}
-			if err := cfg.Validate(); err != nil {
-				return err
-			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			if forDur > 0 {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, forDur)
-				defer cancel()
-			}
-			return datapath.RunClamp(ctx, cfg, out)
+			return f.run(cmd.OutOrStdout(), cmd.Flags().Changed("max"))
 		},
 	}
-	f := cmd.Flags()
-	f.Uint32Var(&maxCwnd, "max", 0, "upper cwnd bound in segments (>= 1)")
-	f.Uint32Var(&minCwnd, "min", 0, "lower cwnd bound in segments (0 = none; struct_ops backend only)")
-	f.StringVar(&dst, "dst", "", "bound only flows to this destination address (default: all)")
-	f.DurationVar(&forDur, "for", 0, "remove the bound after this long (0 = until SIGINT/SIGTERM)")
-	f.StringVar(&netns, "netns", "", "network namespace (ip netns name) whose flows to bound (default: current)")
-	f.StringVar(&backend, "backend", datapath.BackendAuto, "auto, struct_ops or sockops")
-	f.DurationVar(&lease, "lease", datapath.DefaultLease, "bounds expire this long after the last heartbeat")
-	f.BoolVar(&noSwitch, "no-switch-existing", false, "leave connections that exist at start alone")
-	f.BoolVar(&probe, "probe", false, "print the supported backend and what is missing, then exit")
+	fl := cmd.Flags()
+	fl.Uint32Var(&f.maxCwnd, "max", 0, "upper cwnd bound in segments (>= 1)")
+	fl.Uint32Var(&f.minCwnd, "min", 0, "lower cwnd bound in segments (0 = none; struct_ops backend only)")
+	fl.StringVar(&f.dst, "dst", "", "bound only flows to this destination address (default: all)")
+	fl.DurationVar(&f.forDur, "for", 0, "remove the bound after this long (0 = until SIGINT/SIGTERM)")
+	fl.StringVar(&f.netns, "netns", "", "network namespace (ip netns name) whose flows to bound (default: current)")
+	fl.StringVar(&f.backend, "backend", datapath.BackendAuto, "auto, struct_ops or sockops")
+	fl.DurationVar(&f.lease, "lease", datapath.DefaultLease, "bounds expire this long after the last heartbeat")
+	fl.BoolVar(&f.noSwitch, "no-switch-existing", false, "leave connections that exist at start alone")
+	fl.BoolVar(&f.probe, "probe", false, "print the supported backend and what is missing, then exit")
 	return cmd
+}
+
+// run prints the datapath's capabilities (--probe), or bounds the flows
+// until SIGINT/SIGTERM or --for; maxSet says whether --max was given.
+func (f clampFlags) run(out io.Writer, maxSet bool) error {
+	if f.probe {
+		printProbe(out)
+		return nil
+	}
+	cfg, err := f.config(maxSet)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if f.forDur > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, f.forDur)
+		defer cancel()
+	}
+	return datapath.RunClamp(ctx, cfg, out)
+}
+
+// config checks the flags, in the order their errors are reported, and
+// returns the clamp they ask for.
+func (f clampFlags) config(maxSet bool) (datapath.ClampConfig, error) {
+	cfg := datapath.ClampConfig{
+		Options: datapath.Options{Netns: f.netns, Lease: f.lease, Backend: f.backend, SwitchExisting: !f.noSwitch},
+		Bounds:  datapath.Bounds{Lo: f.minCwnd, Hi: f.maxCwnd},
+	}
+	if !maxSet {
+		return cfg, fmt.Errorf("--max N is required (N >= 1 segments)")
+	}
+	if f.maxCwnd == 0 {
+		return cfg, fmt.Errorf("--max 0: the upper bound must be at least 1 segment")
+	}
+	if f.dst != "" {
+		a, err := netip.ParseAddr(f.dst)
+		if err != nil {
+			return cfg, fmt.Errorf("--dst %q: not an IP address", f.dst)
+		}
+		cfg.Dst = a
+	}
+	if f.lease <= 0 {
+		return cfg, fmt.Errorf("--lease %v: must be positive", f.lease)
+	}
+	if f.forDur < 0 {
+		return cfg, fmt.Errorf("--for %v: must not be negative", f.forDur)
+	}
+	return cfg, cfg.Validate()
+}
+
+// printProbe prints the backend this kernel supports, which of the
+// datapath's features it has, and what is missing.
+func printProbe(out io.Writer) {
+	c := datapath.Probe()
+	fmt.Fprintln(out, "backend:", c.Backend)
+	fmt.Fprintln(out, "struct_ops:", c.StructOps)
+	fmt.Fprintln(out, "sockops:", c.Sockops)
+	fmt.Fprintln(out, "receive:", c.Receive)
+	for _, m := range c.Missing {
+		fmt.Fprintln(out, "missing:", m)
+	}
 }
