@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/coopcc/coopcc/lab/analysis"
 )
 
 // MergeOptions says what Merge tolerates.
@@ -24,6 +26,44 @@ func Merge(dirs []string, opt MergeOptions) (*Results, error) {
 	if len(dirs) == 0 {
 		return nil, fmt.Errorf("no results directory given")
 	}
+	parts, err := loadParts(dirs)
+	if err != nil {
+		return nil, err
+	}
+	if len(parts) == 1 {
+		return parts[0], nil
+	}
+	warns, err := mixedWarnings(dirs, parts, opt.AllowMixed)
+	if err != nil {
+		return nil, err
+	}
+	out, err := mergeRuns(dirs, parts)
+	if err != nil {
+		return nil, err
+	}
+	for i, p := range parts {
+		for _, w := range p.Warnings {
+			warns = append(warns, dirs[i]+": "+w)
+		}
+	}
+	if missing := missingRuns(parts, out.Runs); len(missing) > 0 {
+		warns = append(warns, fmt.Sprintf("%d run(s) of the scenario are in no merged directory (a shard missing or failed): %s", len(missing), strings.Join(missing, "; ")))
+	}
+	ids := make([]string, 0, len(out.Runs))
+	for _, r := range out.Runs {
+		ids = append(ids, r.Info.ID)
+	}
+	out.Meta["runs"] = toAny(ids)
+	out.Meta["merged_from"] = toAny(dirs)
+	if shards := shardsOf(parts); len(shards) > 0 {
+		out.Meta["shard"] = strings.Join(shards, ", ")
+	}
+	out.Warnings = warns
+	return out, nil
+}
+
+// loadParts loads each directory of dirs (Load).
+func loadParts(dirs []string) ([]*Results, error) {
 	var parts []*Results
 	for _, d := range dirs {
 		r, err := Load(d)
@@ -32,49 +72,63 @@ func Merge(dirs []string, opt MergeOptions) (*Results, error) {
 		}
 		parts = append(parts, r)
 	}
-	if len(parts) == 1 {
-		return parts[0], nil
-	}
+	return parts, nil
+}
+
+// mixedWarnings compares the parts (loaded from dirs) by mergeChecks: when
+// they differ it refuses them unless allowMixed, and with allowMixed it
+// returns a warning for each difference.
+func mixedWarnings(dirs []string, parts []*Results, allowMixed bool) ([]string, error) {
 	var mixed []string
 	for _, c := range mergeChecks {
 		if diff := differs(parts, c.value); diff != "" {
 			mixed = append(mixed, c.what+" differs: "+diff)
 		}
 	}
-	var warns []string
-	if len(mixed) > 0 {
-		if !opt.AllowMixed {
-			return nil, fmt.Errorf("cannot merge %s:\n  %s\nmerge only results of one scenario file run by one coopcc binary with the same options "+
-				"(rerun the odd directory with the same scenario file and binary), or pass --allow-mixed to merge anyway", strings.Join(dirs, ", "), strings.Join(mixed, "\n  "))
-		}
-		for _, m := range mixed {
-			warns = append(warns, "merged with --allow-mixed: "+m)
-		}
+	if len(mixed) > 0 && !allowMixed {
+		return nil, fmt.Errorf("cannot merge %s:\n  %s\nmerge only results of one scenario file run by one coopcc binary with the same options "+
+			"(rerun the odd directory with the same scenario file and binary), or pass --allow-mixed to merge anyway", strings.Join(dirs, ", "), strings.Join(mixed, "\n  "))
 	}
+	var warns []string
+	for _, m := range mixed {
+		warns = append(warns, "merged with --allow-mixed: "+m)
+	}
+	return warns, nil
+}
 
+// mergeRuns is the parts (loaded from dirs) as one Results: its directory
+// the dirs joined by " + ", the first part's scenario and a copy of its
+// meta, and every part's runs sorted by id. It refuses a run id present in
+// two parts.
+func mergeRuns(dirs []string, parts []*Results) (*Results, error) {
 	out := &Results{Dir: strings.Join(dirs, " + "), Scenario: parts[0].Scenario, Meta: map[string]any{}}
 	for k, v := range parts[0].Meta {
 		out.Meta[k] = v
 	}
 	from := map[string]string{} // run id → directory
-	var ids, shards []string
-	expected := map[string]bool{}
 	for i, p := range parts {
-		for _, w := range p.Warnings {
-			warns = append(warns, dirs[i]+": "+w)
-		}
 		for _, r := range p.Runs {
 			if d, dup := from[r.Info.ID]; dup {
 				return nil, fmt.Errorf("cannot merge: run %s is in both %s and %s (the same shard merged twice, or overlapping --only/--shard runs); keep one copy", r.Info.ID, d, dirs[i])
 			}
 			from[r.Info.ID] = dirs[i]
-			ids = append(ids, r.Info.ID)
 			out.Runs = append(out.Runs, r)
 		}
+	}
+	sort.SliceStable(out.Runs, func(a, b int) bool { return out.Runs[a].Info.ID < out.Runs[b].Info.ID })
+	return out, nil
+}
+
+// missingRuns is the ids, sorted, of the runs that the parts' meta.json
+// list for the scenario (ShardOf) but that are not among runs.
+func missingRuns(parts []*Results, runs []analysis.Run) []string {
+	have := map[string]bool{}
+	for _, r := range runs {
+		have[r.Info.ID] = true
+	}
+	expected := map[string]bool{}
+	for _, p := range parts {
 		if p.Info != nil {
-			if p.Info.Shard != "" {
-				shards = append(shards, p.Info.Shard)
-			}
 			for _, id := range p.Info.ShardOf {
 				expected[id] = true
 			}
@@ -82,23 +136,24 @@ func Merge(dirs []string, opt MergeOptions) (*Results, error) {
 	}
 	var missing []string
 	for id := range expected {
-		if _, ok := from[id]; !ok {
+		if !have[id] {
 			missing = append(missing, id)
 		}
 	}
 	sort.Strings(missing)
-	if len(missing) > 0 {
-		warns = append(warns, fmt.Sprintf("%d run(s) of the scenario are in no merged directory (a shard missing or failed): %s", len(missing), strings.Join(missing, "; ")))
+	return missing
+}
+
+// shardsOf is the parts' shards ("K/N"), in the order of the parts, of
+// those that are one.
+func shardsOf(parts []*Results) []string {
+	var shards []string
+	for _, p := range parts {
+		if p.Info != nil && p.Info.Shard != "" {
+			shards = append(shards, p.Info.Shard)
+		}
 	}
-	sort.SliceStable(out.Runs, func(a, b int) bool { return out.Runs[a].Info.ID < out.Runs[b].Info.ID })
-	sort.Strings(ids)
-	out.Meta["runs"] = toAny(ids)
-	out.Meta["merged_from"] = toAny(dirs)
-	if len(shards) > 0 {
-		out.Meta["shard"] = strings.Join(shards, ", ")
-	}
-	out.Warnings = warns
-	return out, nil
+	return shards
 }
 
 // mergeChecks are what must agree between merged directories.
