@@ -237,6 +237,8 @@ func (c Config) DstPrefixes() []netip.Prefix {
 	return ps
 }
 
+// parsePrefix parses an address prefix, or a bare address as the prefix of
+// that one address.
 func parsePrefix(s string) (netip.Prefix, error) {
 	if strings.Contains(s, "/") {
 		p, err := netip.ParsePrefix(s)

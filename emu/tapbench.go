@@ -282,10 +282,9 @@ func tapBench(o BenchOptions) (BenchResult, error) {
 		in.run(o.PPS, o.Seed, &stop, false)
 	}()
 	go func() { time.Sleep(o.Duration + 50*time.Millisecond); stop.Store(true) }()
-	var ru0, ru1 unix.Rusage
-	_ = unix.Getrusage(unix.RUSAGE_SELF, &ru0)
-	runErr := te.run(context.Background(), des.Time(o.Duration+100*time.Millisecond))
-	_ = unix.Getrusage(unix.RUSAGE_SELF, &ru1)
+	cpu, runErr := processCPU(func() error {
+		return te.run(context.Background(), des.Time(o.Duration+100*time.Millisecond))
+	})
 	stop.Store(true)
 	wg.Wait()
 	<-sink.done
@@ -294,7 +293,6 @@ func tapBench(o BenchOptions) (BenchResult, error) {
 	}
 	rep := te.report()
 	secs := o.Duration.Seconds()
-	cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
 	r := BenchResult{Opts: o, OfferedPPS: float64(in.sent) / secs, Delivered: float64(sink.n.Load()) / secs,
 		EventsPerSec: float64(te.sim.Events()) / secs, P50: rep.LatenessUs["p50"], P99: rep.LatenessUs["p99"], MaxUs: rep.LatenessUs["max"],
 		RTErr: te.rt.RTErr, Spin: te.rt.SpinNow, Report: &rep}

@@ -70,6 +70,8 @@ Loopback flows are hidden unless --all is given. Units: see docs/monitor.md.`,
 	return cmd
 }
 
+// parsePrefixFlag parses the value v of the flag --name: an address prefix,
+// a bare address (the prefix of that one address) or "" (none).
 func parsePrefixFlag(name, v string) (netip.Prefix, error) {
 	if v == "" {
 		return netip.Prefix{}, nil
@@ -89,6 +91,7 @@ func parsePrefixFlag(name, v string) (netip.Prefix, error) {
 	return netip.PrefixFrom(a, a.BitLen()), nil
 }
 
+// options turns the flags into the monitor's options.
 func (fl monFlags) options() (monitor.Options, error) {
 	opts := monitor.Options{Netns: fl.netns}
 	var err error

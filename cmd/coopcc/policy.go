@@ -245,6 +245,8 @@ func writeEvalStep(w io.Writer, elapsed, srtt, minRTT time.Duration, d policy.De
 		policy.RatioRTT(srtt, minRTT), active, boundStr(d.Active, b.Lo), boundStr(d.Active, b.Hi), d.Reason)
 }
 
+// boundStr prints a bound for the eval table: "-" when the decision is not
+// active or the bound is unset.
 func boundStr(active bool, v uint32) string {
 	if !active || v == 0 {
 		return "-"

@@ -198,6 +198,8 @@ func (rep *Report) writeRunTable(name string, runs []analysis.Run, table func(io
 	return nil
 }
 
+// normalizeFormats checks the requested figure formats and returns them
+// without duplicates (the default when none is given).
 func normalizeFormats(in []string) ([]string, error) {
 	if len(in) == 0 {
 		return []string{"png", "svg"}, nil
