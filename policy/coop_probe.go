@@ -68,10 +68,15 @@ type queueProbe struct {
 	smooth  float64 // EWMA of the group's delivery, B/s
 	best    float64 // decaying maximum of smooth, B/s
 	triedUp bool    // an up-probe failed at the learned value
-	steady  int     // evaluations in a row at the group's working point, this group
-	base    []float64
-	probe   []float64
-	tail    []float64
+	// start is the delivery of the uncontrolled start that restart
+	// credited as an up-probe (B/s), kept until the first epoch with a
+	// baseline judges it (startEpoch); 0 = none, −1 = the next delivery
+	// (restart).
+	start  float64
+	steady int // evaluations in a row at the group's working point, this group
+	base   []float64
+	probe  []float64
+	tail   []float64
 }
 
 // The phases of an epoch, in evaluations: the probe's windows settle (its
@@ -163,6 +168,9 @@ func (q *queueProbe) observe(cp CoopParams, now time.Time, period time.Duration,
 		}
 		q.smooth += ProbeSmooth * (delivery - q.smooth)
 		q.best = max(q.best*ProbeBestDecay, q.smooth)
+		if q.triedUp && q.start < 0 {
+			q.start = delivery // the credited start's delivery (restart)
+		}
 	}
 	if e != q.epoch {
 		q.startEpoch(cp, e, bites)
@@ -214,11 +222,22 @@ func epochAt(now time.Time, period time.Duration) (e, phase int64, ok bool) {
 // 802.11g at 4 ms otherwise spent 2.5 s of every run at 2 × its RTT on a
 // probe that could not pay (lab, 2026-11-26). A group that changed size
 // since, or whose start queued less (a gentle ramp, a long path), has no
-// such measurement: its first up-probe needs none.
+// such measurement: its first up-probe needs none. The credit holds only
+// where the start delivered no more than the working point does: the
+// start's delivery is one evaluation of a slow start, whose delivery lags
+// its windows, so any excess is a gain it understates, not a probe that
+// failed (startEpoch judges it against the first baseline, undecayed). One
+// download to a parked terminal (lab, vehicle-2014, 2026-11-26) delivered
+// 2.20–2.24 MB/s at the start's 16 ms queue and 2.10–2.17 at 2 segments per
+// contender; credited, it never probed in 60 s and carried 16.78 Mbit/s,
+// where the probe to 8 segments had been adopted at × 1.06–1.08 (17.59).
 func (q *queueProbe) restart(n int, e int64, deep bool) {
 	first := q.n == 0
 	q.n, q.epoch, q.dir, q.decided, q.smooth, q.best, q.triedUp, q.steady = n, e, 0, false, 0, 0, first && deep, 0
-	q.base, q.probe, q.tail = nil, nil, nil
+	q.base, q.probe, q.tail, q.start = nil, nil, nil, 0
+	if q.triedUp {
+		q.start = -1 // the next delivery is the credited start's (observe)
+	}
 }
 
 // startEpoch begins epoch e: the end of the epoch before becomes the
@@ -247,7 +266,10 @@ func (q *queueProbe) startEpoch(cp CoopParams, e int64, bites func(s float64) bo
 	if dir == 0 {
 		dir = 1
 	}
-	gain := !q.triedUp || mean(q.base) < (1-ProbeUpGain)*q.best
+	// After a failed up-probe the next needs the delivery UpGain below the
+	// best; after a credited start (restart), any excess of the start's.
+	gain := !q.triedUp || mean(q.base) < (1-ProbeUpGain)*q.best || q.start > mean(q.base)
+	q.start = 0 // the credited start is judged once, here
 	for _, d := range []int{dir, -dir} {
 		if d > 0 && !gain {
 			continue

@@ -114,6 +114,28 @@ func TestQueueProbeStaysWhereQueueGainsNothing(t *testing.T) {
 	}
 }
 
+// A deep start that delivered more than two segments per contender do, by
+// however little, is not a probe that failed: its one evaluation of a slow
+// start understates what the queue pays. The group probes, however long it
+// took to reach its working point (the start's delivery does not decay
+// first). (One download to a parked terminal in the lab: 3–5 % more at the
+// start's queue; credited, no probe in 60 s; the probe to 8 segments,
+// adopted at × 1.06–1.08.) A start that delivered less is one.
+func TestQueueProbeJudgesACreditedStartUndecayed(t *testing.T) {
+	knee := func(s float64) float64 {
+		if s >= 8 {
+			return 3.18e6 // 6 % more from 8 segments per contender on
+		}
+		return 3e6
+	}
+	if learned, _ := runProbe(t, knee, 3.09e6, true, 0, 60*time.Second); learned < 8 {
+		t.Errorf("a deep start 3 %% above the working point: learned %v segments, want >= 8", learned)
+	}
+	if learned, probing := runProbe(t, knee, 2.9e6, true, 0, 60*time.Second); learned != 2 || probing != 0 {
+		t.Errorf("a deep start 3 %% below the working point: learned %v segments, %d evaluations probing; want 2 and none", learned, probing)
+	}
+}
+
 func TestQueueProbeDescendsWhenQueueCostsThroughput(t *testing.T) {
 	// A medium that loses throughput with queue (rate adaptation that takes
 	// collisions of backlogged stations for a bad channel): from 64 segments
