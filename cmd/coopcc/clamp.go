@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/coopcc/coopcc/datapath"
@@ -63,13 +60,8 @@ func (f clampFlags) run(out io.Writer, maxSet bool) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := untilSignal(context.Background(), f.forDur)
 	defer stop()
-	if f.forDur > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, f.forDur)
-		defer cancel()
-	}
 	return datapath.RunClamp(ctx, cfg, out)
 }
 

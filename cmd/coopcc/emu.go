@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -85,7 +82,7 @@ func newEmuRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := untilSignal(context.Background(), 0)
 			defer stop()
 			rep, err := emu.Run(ctx, cfg, out, cmd.OutOrStdout())
 			if err != nil {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
 func main() {
@@ -20,4 +21,15 @@ func main() {
 		fmt.Fprintf(os.Stderr, "coopcc: %v\n", err)
 		os.Exit(1)
 	}
+}
+
+// untilSignal returns a context that ends on SIGINT or SIGTERM, or after d
+// when d > 0, and the function that releases it.
+func untilSignal(parent context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	if d <= 0 {
+		return ctx, stop
+	}
+	ctx, cancel := context.WithTimeout(ctx, d)
+	return ctx, func() { cancel(); stop() }
 }

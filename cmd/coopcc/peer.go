@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -10,10 +9,8 @@ import (
 	"io"
 	"net/netip"
 	"os"
-	"os/signal"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/coopcc/coopcc/lab/scenario"
@@ -72,7 +69,7 @@ terminals see it. Stop with Ctrl-C.`,
 				return err
 			}
 			fmt.Fprintf(out, "listening: %v, group %q (%v), sender id %016x, send=%v\n", tr, group, peer.GroupID(group), node.ID(), send)
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := untilSignal(cmd.Context(), 0)
 			defer stop()
 			done := make(chan error, 1)
 			go func() { done <- node.Run(ctx) }()
@@ -340,13 +337,8 @@ The lab's insider fault runs it (docs/scenarios.md, Faults).`,
 			c := st.Clamp()
 			fmt.Fprintf(out, "sending: %v, group %q, sender id %016x, every %v: flows %d, cwnd %d, srtt %v, min rtt %v, delivery rate %d B/s, capability %d B/s, lo %d, hi %d, policy %q\n",
 				tr, f.group, node.ID(), f.interval, c.ActiveFlows, c.Cwnd, c.SRTT, c.MinRTT, c.DeliveryRate, c.Capability, c.Lo, c.Hi, c.Policy)
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := untilSignal(cmd.Context(), f.duration)
 			defer stop()
-			if f.duration > 0 {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, f.duration)
-				defer cancel()
-			}
 			err = node.Run(ctx)
 			fmt.Fprintf(out, "stopped: %d messages sent, %d send errors\n", node.Counters().Sent, node.Counters().SendErrors)
 			return err
