@@ -222,6 +222,9 @@ type coop struct {
 	probe       queueProbe
 	probeEpoch  int64
 	probeWindow float64
+	// episodeHi holds, per destination, the upper bound in force when the
+	// open elasticity episode began (capToEpisode); nil while none is open.
+	episodeHi map[netip.Addr]uint32
 }
 
 // peakDecay is the weight per evaluation that the peaks of delivery
@@ -263,6 +266,9 @@ func (c *coop) Decide(v View) Decision {
 	}
 	c.peakGroup = max(c.peakGroup*peakDecay, g.measured)
 	c.last = c.evaluate(v, gs, g, update)
+	if !c.comp.open() {
+		c.episodeHi = nil
+	}
 	return copyDecision(c.last)
 }
 
@@ -309,7 +315,7 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 	share := terminalShare(cp, g.terms, c.capacity)
 	per, targets := flowBounds(cp, v.Flows, share, g, c.windowQueue(dStar, g.d), inflated, c.p.MSS)
 	if c.comp.open() {
-		noRise(per, c.last)
+		c.capToEpisode(per)
 	}
 	c.targets, c.dStar = targets, seconds(dStar)
 
@@ -546,16 +552,68 @@ func (c *coop) targetQueue(g group, mss, capacity, segs float64) float64 {
 
 // windowQueue is the queueing delay (s) the windows are sized for: the
 // target d*, or, while an elasticity episode is open, the queue d as it is
-// (evaluate: the probe is a cut of what is in flight) but never more than
-// the queue the episode began with. Windows that followed a growing queue
-// up fed it: 10 terminals at 4 ms, after a queue probe, went from hi 7 to
-// 10 in a tick while the queue grew from 40 to 67 ms, and the test judged
-// that growth "not ours" (the whole group switched off, p95 2.8 s).
+// (evaluate: the probe is a cut of what is in flight). Until the episode's
+// cut is in force no more than the queue the episode began with: at the
+// estimate it began with, windows sized for a growing queue feed it — 10
+// terminals at 4 ms, after a queue probe, went from hi 7 to 10 in a tick
+// while the queue grew from 40 to 67 ms, and the test judged that growth
+// "not ours" (the whole group switched off, p95 2.8 s). Once the cut is in
+// force the windows carry the held estimate at the queue as it is (a queue
+// of the group's own then drains by itself, 30 % of what is in flight a
+// round trip), capped by the bounds in force when the episode began
+// (capToEpisode). Sized for the episode's reference queue instead, the
+// windows fell with every dip of a queue that was not the group's — the
+// reference is reset to the queue it followed to (compete.followed) — and
+// never rose again: after the off period beside 2 CUBIC hosts on a 4 ms
+// path (lab, coexistence short-path, 60 s, 2026-11-26), hi went from 718
+// to 2 segments in 13 s at an estimate of 697 kB/s, the reference at a
+// 20 ms dip, the queue at 140 ms: the terminals carried a sixth of the
+// held estimate until the verdict, 10–25 s after the retry. The same
+// holds while an episode is closed for a new target or a queue probe and
+// will resume against its reference (compete.referenced): sized for the
+// target instead, an up-probe over the hosts' 140 ms of queue slammed the
+// windows from 139 to 7 segments (the probe's 22 ms target), and the
+// resumed episode kept them there.
 func (c *coop) windowQueue(dStar, d float64) float64 {
-	if c.comp.open() {
-		return max(dStar, min(d, c.comp.d0))
+	switch {
+	case !c.comp.open() && !c.comp.referenced():
+		return dStar
+	case c.comp.cutMade():
+		return max(dStar, d)
 	}
-	return dStar
+	return max(dStar, min(d, c.comp.d0))
+}
+
+// capToEpisode caps every destination's upper bound at the one in force
+// when the open elasticity episode began (the first bound of the episode
+// where none was in force), lowering its lower bound with it: above the
+// target no window grows past what the episode's cut was made from — sized
+// for a queue that was not this terminal's doing, the windows of an
+// 802.11ac terminal rose from 27 to 50 segments in a second, the "cut" a
+// raise, and the queue they fed was judged someone else's (lab,
+// heterogeneous, 2026-11-25). Below that they follow the queue as it is,
+// down and back up (windowQueue).
+func (c *coop) capToEpisode(per map[netip.Addr]Bounds) {
+	if c.episodeHi == nil {
+		c.episodeHi = map[netip.Addr]uint32{}
+	}
+	for dst, b := range per {
+		hi, ok := c.episodeHi[dst]
+		if !ok {
+			hi = b.Hi
+			if prev, found := c.last.PerDst[dst]; c.last.Active && found && prev.Hi > 0 {
+				hi = prev.Hi
+			} else if c.last.Active && !found && c.last.Default.Hi > 0 {
+				hi = c.last.Default.Hi
+			}
+			c.episodeHi[dst] = hi
+		}
+		if b.Hi > hi {
+			b.Hi = hi
+			b.Lo = min(b.Lo, b.Hi)
+			per[dst] = b
+		}
+	}
 }
 
 // windowUse is the bulk flows' cwnd over the upper bounds of the last
@@ -724,6 +782,7 @@ func (c *coop) reset() {
 	c.comp, c.peakRate, c.peakGroup, c.probe, c.probeEpoch, c.probeWindow = compete{}, 0, 0, queueProbe{}, 0, 0
 	c.capacity = 0
 	c.last = Decision{}
+	c.episodeHi = nil
 	clear(c.rateMem)
 	clear(c.targets)
 }

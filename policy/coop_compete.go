@@ -163,6 +163,18 @@ func (s *compete) retry(now time.Time) bool {
 // target and its elasticity is being judged).
 func (s *compete) open() bool { return !s.since.IsZero() }
 
+// cutMade reports whether the cut of the episode open, or closed to resume
+// (referenced), has come into force (the estimate came down to the hold).
+func (s *compete) cutMade() bool {
+	return (!s.since.IsZero() || s.referenced()) && !s.cutAt.IsZero()
+}
+
+// referenced reports whether the elasticity test holds a reference (C₀):
+// an episode is open, or one was closed by a new target, a queue probe or
+// a tick at the target and resumes against the same reference at the next
+// evaluation above the target (track).
+func (s *compete) referenced() bool { return s.c0 > 0 }
+
 // startedAt reports whether the open episode started at now.
 func (s *compete) startedAt(now time.Time) bool { return !s.since.IsZero() && s.since.Equal(now) }
 
@@ -463,6 +475,16 @@ func (s *compete) track(now time.Time, n int, d, dStar, capacity, floorWin, size
 		// and return every 2–4 s, each return restarted the test from a
 		// lower estimate, and one terminal never got its verdict while
 		// its window fell to 5 segments and its flow to RTO backoff.
+		// The cut is measured from what the grown group delivers (ref),
+		// not from an estimate made before the joiner was counted: after
+		// an off period beside 2 CUBIC hosts on a 4 ms path (lab,
+		// coexistence short-path, 60 s, 2026-11-26) one terminal's first
+		// estimate came a tick before its peer's status, 995 kB/s for
+		// itself alone, and the pair, delivering 1.58 MB/s, was held at
+		// 70 % of the 995 while its peer held 70 % of 1.66 MB/s.
+		if n > s.n0 && s.n0 > 0 {
+			capacity = max(capacity, measured)
+		}
 		s.start(now, n, d, capacity, measured)
 		return false, false
 	}

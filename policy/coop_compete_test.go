@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -616,6 +617,23 @@ func TestCompeteRestartsWhenATerminalJoins(t *testing.T) {
 	}
 }
 
+// TestCompeteJoinerCutsFromTheGroupsDelivery: after an off period one
+// terminal's first estimate came a tick before its peer's status (lab,
+// coexistence short-path, 4 ms, 2026-11-26): 995 kB/s for itself alone.
+// When the peer is counted the test starts again from what the pair
+// delivers, 1.58 MB/s, not from the estimate of one: the hold is 70 % of
+// the pair's delivery, as its peer's was.
+func TestCompeteJoinerCutsFromTheGroupsDelivery(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	const rbar, dStar = 0.004, 0.005
+	var s compete
+	s.observe(t0, cp, 1, 1.0, dStar, rbar, 995e3, 2*1448, rbar+1.0, 995e3)
+	s.observe(t0.Add(500*time.Millisecond), cp, 2, 1.0, dStar, rbar, 995e3, 2*1448*2, rbar+1.0, 1.58e6)
+	if got, want := s.hold(), InelasticCut*1.58e6; math.Abs(got-want) > 1 {
+		t.Errorf("hold %.0f B/s after the peer joined, want %.0f (70 %% of the pair's delivery)", got, want)
+	}
+}
+
 // TestCompeteNoVerdictWithinOffRatioOfTheTarget: a queue of a few
 // milliseconds that did not fall by a fifth after the cut is no evidence of
 // someone else's: within OffRatio × the target there is no verdict (lab,
@@ -937,5 +955,62 @@ func TestCompeteOneTickAtTheTargetProvesNothing(t *testing.T) {
 		if got := s.provedOurs(); got != want {
 			t.Errorf("%d ticks at the target: proved %v, want %v", i+1, got, want)
 		}
+	}
+}
+
+// TestCoopEpisodeWindowsCarryTheHoldAtTheQueueAsItIs replays the retry of
+// an off period beside 2 CUBIC hosts on a 4 ms path (lab, coexistence
+// short-path, 60 s, 2026-11-26): the hosts' queue of a second dipped when
+// they backed off, the test took the dip for the group's queue following
+// its cut (compete.followed) and moved its reference down to it; the
+// windows, sized for that reference, fell with it and never rose again —
+// hi 718 to 2 segments at an estimate of 697 kB/s, the queue back at
+// 140 ms, the terminals at a sixth of the held estimate for 10–25 s. Once
+// the cut is in force the windows carry the held estimate at the queue as
+// it is, up to the bounds the episode began with.
+func TestCoopEpisodeWindowsCarryTheHoldAtTheQueueAsItIs(t *testing.T) {
+	const mss, base, rate = 1448.0, 4 * time.Millisecond, 800e3
+	p := newCoopT(t, Params{})
+	// A second of queue (the hosts'), then a dip to 100 ms when they back
+	// off, then back to half a second.
+	queue := []float64{1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.1, 0.1, 0.5, 0.5}
+	var dec Decision
+	for i, q := range queue {
+		srtt := base + secs(q)
+		dec = p.Decide(View{Now: t0.Add(time.Duration(i) * 500 * time.Millisecond),
+			Flows: []FlowView{{Dst: dstA, MSS: mss, SRTT: srtt, MinRTT: base, DeliveryRate: rate}},
+			Peers: []PeerView{{ActiveFlows: 1, SRTT: srtt, MinRTT: base, DeliveryRate: rate}}})
+		if strings.Contains(dec.Reason, "competing") {
+			t.Fatalf("verdict at step %d (%s): the replay needs the episode open", i, dec.Reason)
+		}
+	}
+	if !p.comp.open() || !!p.comp.cutAt.IsZero() || !p.comp.owned {
+		t.Fatalf("episode open %v, cut in force %v, owned %v: the replay needs a cut in force and a dip taken as followed", p.comp.open(), !p.comp.cutAt.IsZero(), p.comp.owned)
+	}
+	share := p.targets[dstA]
+	want := share * (base.Seconds() + 0.5) / mss
+	if hi := float64(dec.PerDst[dstA].Hi); hi < 0.9*want {
+		t.Errorf("hi %.0f segments with the queue back at 500 ms: the held share %.0f B/s needs %.0f (%s)", hi, share, want, dec.Reason)
+	}
+}
+
+// TestCoopWindowsDuringAPauseKeepTheQueueAsItIs: an episode closed for a
+// queue probe resumes against its reference at the next evaluation; in the
+// tick between, the windows are sized as in the episode, not for the
+// probe's target — the lab's up-probe to 8 segments per contender (22 ms)
+// over the CUBIC hosts' 140 ms slammed a coop terminal's window from 139
+// to 7 segments, and the resumed episode kept it there (coexistence
+// short-path, 60 s, 2026-11-26).
+func TestCoopWindowsDuringAPauseKeepTheQueueAsItIs(t *testing.T) {
+	c := newCoopT(t, Params{})
+	c.comp.start(t0, 2, 0.14, 1e6, 1e6)
+	c.comp.cutAt = t0.Add(time.Second) // the cut came into force
+	c.comp.pause()                     // a queue probe closed the episode
+	if got := c.windowQueue(0.022, 0.14); got != 0.14 {
+		t.Errorf("windows sized for %v during the pause, want the queue as it is (140 ms)", seconds(got))
+	}
+	c.comp.cutAt = time.Time{} // before the cut: never above the episode's queue
+	if got := c.windowQueue(0.022, 0.30); got != 0.14 {
+		t.Errorf("windows sized for %v during a pause before the cut, want the episode's 140 ms", seconds(got))
 	}
 }

@@ -384,31 +384,6 @@ func flowBounds(cp CoopParams, flows []FlowView, share float64, g group, q float
 	return per, targets
 }
 
-// noRise caps every destination's upper bound at the one of the decision
-// in force (last), lowering its lower bound with it: while the elasticity
-// test runs the windows are sized for the queue as it is, and where that
-// queue was not this terminal's doing the sizing raised them — 27 to 50
-// segments in a second on 802.11ac, the "cut" a raise, and the queue it
-// fed judged someone else's (lab, heterogeneous, 2026-11-25). The test's
-// probe is a cut of what is in flight; above the target no window grows.
-// A destination without an upper bound in force is left as it is.
-func noRise(per map[netip.Addr]Bounds, last Decision) {
-	if !last.Active {
-		return
-	}
-	for dst, b := range per {
-		prev, ok := last.PerDst[dst]
-		if !ok {
-			prev = last.Default
-		}
-		if prev.Hi > 0 && b.Hi > prev.Hi {
-			b.Hi = prev.Hi
-			b.Lo = min(b.Lo, b.Hi)
-			per[dst] = b
-		}
-	}
-}
-
 // mergeBounds folds flow f's bounds b into its destination's: the largest
 // hi, and the smallest lo of the bulk flows — an app-limited flow (iperf3's
 // idle control connection beside the data) never fills a floor, and its
