@@ -984,7 +984,7 @@ func TestCoopEpisodeWindowsCarryTheHoldAtTheQueueAsItIs(t *testing.T) {
 			t.Fatalf("verdict at step %d (%s): the replay needs the episode open", i, dec.Reason)
 		}
 	}
-	if !p.comp.open() || !!p.comp.cutAt.IsZero() || !p.comp.owned {
+	if !p.comp.open() || p.comp.cutAt.IsZero() || !p.comp.owned {
 		t.Fatalf("episode open %v, cut in force %v, owned %v: the replay needs a cut in force and a dip taken as followed", p.comp.open(), !p.comp.cutAt.IsZero(), p.comp.owned)
 	}
 	share := p.targets[dstA]
