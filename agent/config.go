@@ -13,6 +13,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/coopcc/coopcc/monitor"
 	"github.com/coopcc/coopcc/policy"
 )
 
@@ -230,25 +231,11 @@ func (c Config) ManagedIface() string {
 func (c Config) DstPrefixes() []netip.Prefix {
 	var ps []netip.Prefix
 	for _, s := range c.Managed.Dst {
-		if p, err := parsePrefix(s); err == nil {
+		if p, err := monitor.ParsePrefix(s); err == nil {
 			ps = append(ps, p)
 		}
 	}
 	return ps
-}
-
-// parsePrefix parses an address prefix, or a bare address as the prefix of
-// that one address.
-func parsePrefix(s string) (netip.Prefix, error) {
-	if strings.Contains(s, "/") {
-		p, err := netip.ParsePrefix(s)
-		return p.Masked(), err
-	}
-	a, err := netip.ParseAddr(s)
-	if err != nil {
-		return netip.Prefix{}, err
-	}
-	return netip.PrefixFrom(a, a.BitLen()), nil
 }
 
 // Validate checks the configuration and returns every problem, one per line,
@@ -333,7 +320,7 @@ func (pc PolicyConfig) check(p *problems) {
 // check checks the flow filter's destinations and ports.
 func (m ManagedConfig) check(p *problems) {
 	for _, s := range m.Dst {
-		if _, err := parsePrefix(s); err != nil {
+		if _, err := monitor.ParsePrefix(s); err != nil {
 			p.addf("managed.dst %q is not an address or prefix (write e.g. \"10.0.0.0/8\" or \"2001:db8::1\")", s)
 		}
 	}

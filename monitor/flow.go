@@ -9,7 +9,9 @@
 package monitor
 
 import (
+	"fmt"
 	"net/netip"
+	"strings"
 	"time"
 )
 
@@ -118,6 +120,31 @@ type Flow struct {
 	WmemQueued uint32 // bytes queued in the send buffer (SK_MEMINFO_WMEM_QUEUED)
 	Cookie     uint64 // socket cookie: stable flow id
 	Iface      string // egress/bound interface when known (see Monitor)
+}
+
+// ParsePrefix parses a filter's address: a prefix (masked to its network)
+// or a bare address, taken as the prefix of that one address. An
+// IPv4-mapped IPv6 address (::ffff:10.0.0.1) is the IPv4 address it maps:
+// the kernel reports IPv4 flows with 4-byte addresses, which a mapped
+// prefix never contains. The agent's managed.dst and `coopcc mon`'s
+// --src/--dst share it.
+func ParsePrefix(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return netip.Prefix{}, fmt.Errorf("%q: not an address or prefix (e.g. 10.77.1.0/24 or 10.77.1.5): %w", s, err)
+		}
+		if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
+			p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
+		}
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("%q: not an address or prefix (e.g. 10.77.1.0/24 or 10.77.1.5)", s)
+	}
+	a = a.Unmap()
+	return netip.PrefixFrom(a, a.BitLen()), nil
 }
 
 // Filter selects flows. Zero values select everything (except loopback).

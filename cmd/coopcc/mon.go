@@ -70,25 +70,17 @@ Loopback flows are hidden unless --all is given. Units: see docs/monitor.md.`,
 	return cmd
 }
 
-// parsePrefixFlag parses the value v of the flag --name: an address prefix,
-// a bare address (the prefix of that one address) or "" (none).
+// parsePrefixFlag parses the value of flag --name as a filter prefix
+// (monitor.ParsePrefix); empty selects everything.
 func parsePrefixFlag(name, v string) (netip.Prefix, error) {
 	if v == "" {
 		return netip.Prefix{}, nil
 	}
-	if strings.Contains(v, "/") {
-		p, err := netip.ParsePrefix(v)
-		if err != nil {
-			return p, fmt.Errorf("--%s %q: not an address prefix (e.g. 10.77.1.0/24): %v", name, v, err)
-		}
-		return p.Masked(), nil
-	}
-	a, err := netip.ParseAddr(v)
+	p, err := monitor.ParsePrefix(v)
 	if err != nil {
-		return netip.Prefix{}, fmt.Errorf("--%s %q: not an address or prefix", name, v)
+		return netip.Prefix{}, fmt.Errorf("--%s %w", name, err)
 	}
-	a = a.Unmap()
-	return netip.PrefixFrom(a, a.BitLen()), nil
+	return p, nil
 }
 
 // options turns the flags into the monitor's options.
