@@ -601,10 +601,8 @@ func (c *coop) capToEpisode(per map[netip.Addr]Bounds) {
 		hi, ok := c.episodeHi[dst]
 		if !ok {
 			hi = b.Hi
-			if prev, found := c.last.PerDst[dst]; c.last.Active && found && prev.Hi > 0 {
+			if prev := c.last.BoundsFor(dst); c.last.Active && prev.Hi > 0 {
 				hi = prev.Hi
-			} else if c.last.Active && !found && c.last.Default.Hi > 0 {
-				hi = c.last.Default.Hi
 			}
 			c.episodeHi[dst] = hi
 		}
@@ -624,10 +622,7 @@ func windowUse(flows []FlowView, last Decision) float64 {
 	}
 	var cwnd, hi float64
 	for _, f := range flows {
-		b, ok := last.PerDst[f.Dst]
-		if !ok {
-			b = last.Default
-		}
+		b := last.BoundsFor(f.Dst)
 		if f.AppLimited || f.Cwnd == 0 || b.Hi == 0 {
 			continue
 		}

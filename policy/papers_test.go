@@ -304,3 +304,13 @@ func TestHayakawa2016LooksOnlyEveryHalfSecond(t *testing.T) {
 		t.Fatalf("at 0.5 s ratio 7: %+v, want on with hi 1", d)
 	}
 }
+
+func TestDecisionBoundsFor(t *testing.T) {
+	d := Decision{Default: Bounds{Lo: 1, Hi: 9}, PerDst: map[netip.Addr]Bounds{dstA: {Lo: 2, Hi: 5}}}
+	if got := d.BoundsFor(dstA); got != (Bounds{Lo: 2, Hi: 5}) {
+		t.Errorf("BoundsFor(%v) = %+v, want its own entry", dstA, got)
+	}
+	if got := d.BoundsFor(netip.MustParseAddr("10.77.9.2")); got != d.Default {
+		t.Errorf("BoundsFor(another) = %+v, want Default", got)
+	}
+}

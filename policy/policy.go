@@ -97,6 +97,15 @@ type Decision struct {
 	QueueSegments uint32
 }
 
+// BoundsFor returns the bounds d gives the flows to dst: its own entry in
+// PerDst, or Default.
+func (d Decision) BoundsFor(dst netip.Addr) Bounds {
+	if b, ok := d.PerDst[dst]; ok {
+		return b
+	}
+	return d.Default
+}
+
 // Policy maps views to decisions. Implementations may keep state
 // (hysteresis, cadence, estimates) but do no I/O.
 type Policy interface {

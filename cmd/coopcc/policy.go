@@ -232,10 +232,7 @@ func (f policyEvalFlags) view(in policyEvalInputs, now time.Time, srtt time.Dura
 // the SRTT and its ratio to minRTT, and whether the policy is active, the
 // bounds it gives the flow to dst and its reason.
 func writeEvalStep(w io.Writer, elapsed, srtt, minRTT time.Duration, d policy.Decision, dst netip.Addr) {
-	b, ok := d.PerDst[dst]
-	if !ok {
-		b = d.Default
-	}
+	b := d.BoundsFor(dst)
 	active := "no "
 	if d.Active {
 		active = "yes"
