@@ -103,8 +103,12 @@ type Counts struct {
 	DatapathErrors uint64 `json:"datapath_errors"`
 	PolicyPanics   uint64 `json:"policy_panics"`
 	BoundChanges   uint64 `json:"bound_changes"`
-	FailOpen       uint64 `json:"fail_open"`
-	Reloads        uint64 `json:"reloads"`
+	// CompetingEntries counts the ticks at which the policy entered
+	// competitive mode (policy.ModeCompeting: coop found the queue was not
+	// the group's).
+	CompetingEntries uint64 `json:"competing_entries"`
+	FailOpen         uint64 `json:"fail_open"`
+	Reloads          uint64 `json:"reloads"`
 }
 
 // tickState is what the last tick saw and decided.
@@ -283,10 +287,13 @@ func (a *Agent) Tick(now time.Time) {
 	if dec.Active {
 		gone = "no managed flow to this destination"
 	}
-	applied := a.apply(now, desired, n, pol.Name(), reason, gone)
+	applied := a.apply(now, desired, eventTag{n: n, policy: pol.Name(), mode: dec.Mode}, reason, gone)
 
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if dec.Mode == policy.ModeCompeting && a.last.Decision.Mode != policy.ModeCompeting {
+		a.counts.CompetingEntries++
+	}
 	if n <= 1 && tv.agg > a.capab {
 		a.capab = tv.agg
 	}
@@ -432,7 +439,7 @@ func decide(p Policy, v View) (d Decision, err error) {
 // apply makes the datapath hold exactly desired, logs an event per change and
 // refreshes the heartbeat. On any datapath error it removes every bound and
 // skips the heartbeat, so the lease lets TCP run unbounded (fail open).
-func (a *Agent) apply(now time.Time, desired map[netip.Addr]DPBounds, n int, polName, reason, goneReason string) bool {
+func (a *Agent) apply(now time.Time, desired map[netip.Addr]DPBounds, tag eventTag, reason, goneReason string) bool {
 	a.dpMu.Lock()
 	defer a.dpMu.Unlock()
 	var failed error
@@ -454,7 +461,7 @@ func (a *Agent) apply(now time.Time, desired map[netip.Addr]DPBounds, n int, pol
 		}
 		a.applied[d] = b
 		if ok || b != (DPBounds{}) { // an absent entry already meant "unbounded"
-			a.event(now, d, b, n, polName, reason)
+			a.event(now, d, b, tag, reason)
 		}
 	}
 	if failed == nil {
@@ -469,7 +476,7 @@ func (a *Agent) apply(now time.Time, desired map[netip.Addr]DPBounds, n int, pol
 			b := a.applied[d]
 			delete(a.applied, d)
 			if b != (DPBounds{}) {
-				a.event(now, d, DPBounds{}, n, polName, goneReason)
+				a.event(now, d, DPBounds{}, tag, goneReason)
 			}
 		}
 	}
@@ -486,7 +493,7 @@ func (a *Agent) apply(now time.Time, desired map[netip.Addr]DPBounds, n int, pol
 		if c == 1 || c%100 == 0 {
 			a.log.Error("datapath failed; bounds removed, heartbeat withheld (fail open)", "err", failed, "count", c)
 		}
-		a.clearAllLocked(now, n, polName, "fail-open: datapath error")
+		a.clearAllLocked(now, tag, "fail-open: datapath error")
 		return false
 	}
 	return true
@@ -499,10 +506,13 @@ func (a *Agent) clearAll(reason string) {
 	a.mu.Lock()
 	n, name := a.last.N, a.cfg.Policy.Name
 	a.mu.Unlock()
-	a.clearAllLocked(time.Now(), n, name, reason)
+	a.clearAllLocked(time.Now(), eventTag{n: n, policy: name}, reason)
 }
 
-func (a *Agent) clearAllLocked(now time.Time, n int, polName, reason string) {
+// clearAllLocked removes every bound (a.dpMu held); the events it writes
+// carry no mode: control is off.
+func (a *Agent) clearAllLocked(now time.Time, tag eventTag, reason string) {
+	tag.mode = ""
 	a.mu.Lock()
 	a.counts.FailOpen++
 	a.mu.Unlock()
@@ -514,21 +524,30 @@ func (a *Agent) clearAllLocked(now time.Time, n int, polName, reason string) {
 		}
 		delete(a.applied, d)
 		if b != (DPBounds{}) {
-			a.event(now, d, DPBounds{}, n, polName, reason)
+			a.event(now, d, DPBounds{}, tag, reason)
 		}
 	}
 }
 
-func (a *Agent) event(now time.Time, dst netip.Addr, b DPBounds, n int, polName, reason string) {
+// eventTag is what every bounds event of a tick carries besides the bounds
+// and the reason: the number of terminals, the policy and its mode.
+type eventTag struct {
+	n      int
+	policy string
+	mode   policy.Mode
+}
+
+func (a *Agent) event(now time.Time, dst netip.Addr, b DPBounds, tag eventTag, reason string) {
 	a.mu.Lock()
 	a.counts.BoundChanges++
 	a.mu.Unlock()
-	if ok, skipped := a.blog.note(dstString(dst), b.Lo, b.Hi, n); ok {
-		a.log.Info(MsgBounds, "dst", dstString(dst), "lo", b.Lo, "hi", b.Hi, "n", n, "policy", polName,
-			"reason", reason, "unlogged_changes", skipped)
+	if ok, skipped := a.blog.note(dstString(dst), b.Lo, b.Hi, tag.n); ok {
+		a.log.Info(MsgBounds, "dst", dstString(dst), "lo", b.Lo, "hi", b.Hi, "n", tag.n, "policy", tag.policy,
+			"mode", string(tag.mode), "reason", reason, "unlogged_changes", skipped)
 	}
 	if a.deps.Events != nil {
-		if err := a.deps.Events.Write(Event{T: now, Dst: eventDst(dst), Lo: b.Lo, Hi: b.Hi, N: n, Policy: polName, Reason: reason}); err != nil {
+		e := Event{T: now, Dst: eventDst(dst), Lo: b.Lo, Hi: b.Hi, N: tag.n, Policy: tag.policy, Mode: string(tag.mode), Reason: reason}
+		if err := a.deps.Events.Write(e); err != nil {
 			a.log.Warn("event log write failed", "err", err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -88,6 +89,7 @@ type nPolicy struct {
 	perDst netip.Addr
 	panics bool
 	queue  uint32 // Decision.QueueSegments
+	mode   policy.Mode
 	last   View
 }
 
@@ -98,7 +100,10 @@ func (p *nPolicy) Decide(v View) Decision {
 	}
 	p.last = v
 	n := 1 + len(v.Peers)
-	d := Decision{Active: len(v.Flows) > 0, Default: PBounds{Hi: uint32(30 / n)}, Reason: "30/N", QueueSegments: p.queue}
+	d := Decision{Active: len(v.Flows) > 0, Default: PBounds{Hi: uint32(30 / n)}, Reason: "30/N", QueueSegments: p.queue, Mode: p.mode}
+	if p.mode == policy.ModeCompeting {
+		d.Default = PBounds{Lo: 20}
+	}
 	if p.perDst.IsValid() {
 		d.PerDst = map[netip.Addr]PBounds{p.perDst: {Lo: 2, Hi: 5}}
 	}
@@ -345,6 +350,64 @@ func TestGuardOverridesPolicy(t *testing.T) {
 	}
 	if !strings.HasPrefix(st.Reason, "guard: ") {
 		t.Fatalf("reason %q", st.Reason)
+	}
+}
+
+// TestPolicyModeIsReported: the policy's mode reaches the status, the
+// metrics (a gauge per mode and a counter of entries into competitive
+// mode) and every bounds event; fail-open events carry none.
+func TestPolicyModeIsReported(t *testing.T) {
+	h := newHarness(t, nil)
+	h.flows.flows = []Flow{flow("10.77.9.1:40000", "10.77.9.254:5201", 40)}
+	now := time.Unix(1_700_000_000, 0)
+	for i, m := range []policy.Mode{policy.ModeCooperative, policy.ModeCompeting, policy.ModeCompeting, policy.ModeCooperative, policy.ModeCompeting} {
+		h.pol.mode = m
+		h.a.Tick(now.Add(time.Duration(i) * time.Second))
+		if st := h.a.Status(); st.Mode != string(m) {
+			t.Fatalf("tick %d: status mode %q, want %q", i, st.Mode, m)
+		}
+	}
+	if c := h.a.Status().Counts.CompetingEntries; c != 2 {
+		t.Errorf("competing entries %d, want 2 (ticks 1 and 4)", c)
+	}
+	var modes []string
+	for _, e := range h.readEvents(t) {
+		modes = append(modes, e.Mode)
+	}
+	if want := []string{"cooperative", "competing", "cooperative", "competing"}; !slices.Equal(modes, want) {
+		t.Errorf("events' modes %q, want %q (one event per change of bounds)", modes, want)
+	}
+	var buf bytes.Buffer
+	PrintStatus(&buf, h.a.Status())
+	if !strings.Contains(buf.String(), "ntest (bounding, competing, competed 2 times)") {
+		t.Errorf("status text lacks the mode and the count:\n%s", buf.String())
+	}
+	h.a.clearAll("shutdown")
+	if evs := h.readEvents(t); evs[len(evs)-1].Mode != "" || evs[len(evs)-1].Reason != "shutdown" {
+		t.Errorf("the shutdown's event %+v: want no mode", evs[len(evs)-1])
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop, addr, err := h.a.serveMetrics(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := parser.TextToMetricFamilies(strings.NewReader(httpGet(t, "http://"+addr+"/metrics")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, m := range fams["coopcc_policy_mode"].GetMetric() {
+		got[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
+	}
+	if got["competing"] != 1 || got["cooperative"] != 0 {
+		t.Errorf("coopcc_policy_mode %v, want competing 1, cooperative 0", got)
+	}
+	if v := fams["coopcc_policy_competing_entries_total"].GetMetric()[0].GetCounter().GetValue(); v != 2 {
+		t.Errorf("coopcc_policy_competing_entries_total %v, want 2", v)
 	}
 }
 

@@ -24,6 +24,8 @@ var (
 	mFlows       = prometheus.NewDesc("coopcc_managed_flows", "Managed flows, by whether they are active (uploading).", []string{"active"}, nil)
 	mMessages    = prometheus.NewDesc("coopcc_protocol_messages_total", "Protocol messages by outcome/reason (peer counters).", []string{"reason"}, nil)
 	mPolicy      = prometheus.NewDesc("coopcc_policy_active", "1 when the policy is bounding cwnd.", []string{"policy"}, nil)
+	mMode        = prometheus.NewDesc("coopcc_policy_mode", "1 for the mode the policy is in (coop: cooperative, or competing beside hosts without coopcc); 0 for the others.", []string{"mode"}, nil)
+	mCompeting   = prometheus.NewDesc("coopcc_policy_competing_entries_total", "How often the policy entered competitive mode (coop: the queue did not follow the group's windows).", nil, nil)
 	mGuard       = prometheus.NewDesc("coopcc_guard_state", "Guard state (1 for the current state).", []string{"state"}, nil)
 	mGuardCost   = prometheus.NewDesc("coopcc_guard_cost_ratio", "Throughput cost of the bounds at the guard's last comparison (1 - on/off).", nil, nil)
 	mGuardOff    = prometheus.NewDesc("coopcc_guard_disables_total", "How often the guard switched control off.", nil, nil)
@@ -47,7 +49,7 @@ type agentCollector struct{ a *Agent }
 
 func (c agentCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{mFlowCwnd, mFlowSRTT, mFlowMinRTT, mFlowRate, mFlowLo, mFlowHi, mBoundLo, mBoundHi,
-		mBoundHits, mRestarts, mPeers, mPeersLive, mFlows, mMessages, mPolicy, mGuard, mGuardCost, mGuardOff, mTicks, mErrors,
+		mBoundHits, mRestarts, mPeers, mPeersLive, mFlows, mMessages, mPolicy, mMode, mCompeting, mGuard, mGuardCost, mGuardOff, mTicks, mErrors,
 		mChanges, mTickSeconds, mBackend, mLinkRate} {
 		ch <- d
 	}
@@ -89,6 +91,10 @@ func (c agentCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(mMessages, prometheus.CounterValue, float64(v), reason)
 	}
 	ch <- prometheus.MustNewConstMetric(mPolicy, g, b2f(r.PolicyOn), r.Policy)
+	for _, m := range []policy.Mode{policy.ModeCooperative, policy.ModeCompeting} {
+		ch <- prometheus.MustNewConstMetric(mMode, g, b2f(r.Mode == string(m)), string(m))
+	}
+	ch <- prometheus.MustNewConstMetric(mCompeting, prometheus.CounterValue, float64(r.Counts.CompetingEntries))
 	if r.Guard != nil {
 		for _, s := range []string{policy.GuardIdle, policy.GuardOn, policy.GuardProbe, policy.GuardDisabled} {
 			ch <- prometheus.MustNewConstMetric(mGuard, g, b2f(r.Guard.State == s), s)

@@ -14,6 +14,12 @@ func PrintStatus(w io.Writer, r StatusReport) {
 	if r.PolicyOn {
 		on = "bounding"
 	}
+	if r.Mode != "" {
+		on += ", " + r.Mode
+	}
+	if n := r.Counts.CompetingEntries; n > 0 {
+		on += fmt.Sprintf(", competed %d times", n)
+	}
 	fmt.Fprintf(tw, "interface\t%s\tgroup %s\n", r.Iface, r.Group)
 	fmt.Fprintf(tw, "policy\t%s (%s)\t%s\n", r.Policy, on, r.Reason)
 	fmt.Fprintf(tw, "datapath backend\t%s\t\n", r.Backend)

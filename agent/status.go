@@ -110,6 +110,7 @@ type StatusReport struct {
 	Group      string              `json:"group"`
 	Policy     string              `json:"policy"`
 	PolicyOn   bool                `json:"policy_active"`
+	Mode       string              `json:"mode,omitempty"` // policy.Mode of the last decision ("" = none named)
 	Reason     string              `json:"reason"`
 	Backend    string              `json:"datapath_backend"`
 	N          int                 `json:"n"`
@@ -194,7 +195,7 @@ func (a *Agent) Status() StatusReport {
 	defer a.mu.Unlock()
 	r := StatusReport{
 		Time: time.Now(), Iface: a.cfg.Iface, Group: a.cfg.Group.ID, Policy: a.pol.Name(),
-		PolicyOn: a.last.Decision.Active, Reason: a.last.Reason, Backend: a.deps.Datapath.Backend(),
+		PolicyOn: a.last.Decision.Active, Mode: string(a.last.Decision.Mode), Reason: a.last.Reason, Backend: a.deps.Datapath.Backend(),
 		N: a.last.N, Own: peerReport(a.last.Own, true), Peers: []PeerReport{}, Counts: a.counts, Messages: msgs,
 		LastTick: a.last.At, TickTimeUs: a.last.TickTime.Microseconds(), LastError: a.last.Err,
 		Bounds: []BoundReport{}, Hits: []HitReport{}, Flows: []FlowReport{},

@@ -266,6 +266,9 @@ func (c *coop) Decide(v View) Decision {
 	}
 	c.peakGroup = max(c.peakGroup*peakDecay, g.measured)
 	c.last = c.evaluate(v, gs, g, update)
+	if c.last.Mode == "" {
+		c.last.Mode = ModeCooperative
+	}
 	if !c.comp.open() {
 		c.episodeHi = nil
 	}
@@ -767,9 +770,11 @@ func (c *coop) competing(gs []dstGroup, self terminal, why string, seed float64)
 		parts = append(parts, note+")")
 	}
 	if len(per) == 0 {
-		return Decision{Reason: why}
+		return Decision{Reason: why, Mode: ModeCompeting}
 	}
-	return decision(per, why+"; floor "+strings.Join(parts, ", "))
+	d := decision(per, why+"; floor "+strings.Join(parts, ", "))
+	d.Mode = ModeCompeting
+	return d
 }
 
 func (c *coop) reset() {

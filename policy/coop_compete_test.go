@@ -70,6 +70,9 @@ func mixedGroup(t *testing.T, k, m int, base time.Duration) mixedRun {
 				w[i] = min(w[i], float64(b.Hi))
 			}
 			off := strings.Contains(dec.Reason, "competing")
+			if want := map[bool]Mode{false: ModeCooperative, true: ModeCompeting}[off]; dec.Mode != want {
+				t.Fatalf("%v: terminal %d's decision (%q) has mode %q, want %q", elapsed, i, dec.Reason, dec.Mode, want)
+			}
 			if off && r.firstOff < 0 {
 				r.firstOff = elapsed
 			}

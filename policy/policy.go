@@ -95,7 +95,25 @@ type Decision struct {
 	// QueueSegments is what this terminal advertises to its peers as the
 	// queue per contender it works at (coop's queue probe; 0 = nothing).
 	QueueSegments uint32
+	// Mode is what the policy is doing, where it says ("" = it does not).
+	Mode Mode
 }
+
+// Mode names what a policy that has more than one way of bounding is doing
+// (Decision.Mode). The agent reports it (status, metrics, its events file)
+// and the lab's analysis times it.
+type Mode string
+
+const (
+	// ModeCooperative: coop bounds the windows to the group's share (its
+	// control law; before the first estimate, a lower bound only).
+	ModeCooperative Mode = "cooperative"
+	// ModeCompeting: coop's competitive mode — the group's queue did not
+	// follow its windows (hosts without coopcc, or a bottleneck
+	// elsewhere): no upper bound and a lower bound that competes, for the
+	// off period (docs/policies.md, coop step 9).
+	ModeCompeting Mode = "competing"
+)
 
 // BoundsFor returns the bounds d gives the flows to dst: its own entry in
 // PerDst, or Default.

@@ -11,9 +11,12 @@ import "time"
 
 // BoundEvent is one change of a bound the agent applies, one JSON line of
 // its events file: {"t":"RFC3339Nano","dst":"","lo":0,"hi":17,"n":3,
-// "policy":"coop","reason":"..."}. Dst "" is the host-wide default entry,
-// otherwise the destination address; Lo and Hi are segments, 0 meaning no
-// bound; N is the number of active terminals at that moment.
+// "policy":"coop","mode":"cooperative","reason":"..."}. Dst "" is the
+// host-wide default entry, otherwise the destination address; Lo and Hi are
+// segments, 0 meaning no bound; N is the number of active terminals at that
+// moment; Mode is the policy's mode with these bounds (policy.Mode: coop's
+// "cooperative" or "competing"; absent when the policy names none or control
+// is off).
 type BoundEvent struct {
 	T      time.Time `json:"t"`
 	Dst    string    `json:"dst"`
@@ -21,5 +24,6 @@ type BoundEvent struct {
 	Hi     uint32    `json:"hi"`
 	N      int       `json:"n"`
 	Policy string    `json:"policy"`
+	Mode   string    `json:"mode,omitempty"`
 	Reason string    `json:"reason"`
 }
