@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -27,5 +28,32 @@ func TestStationBounds(t *testing.T) {
 	srv.Info.ServerAgent = false
 	if got := StationBounds(srv, "sta1"); got != nil {
 		t.Errorf("server events in a run without a server agent: %+v", got)
+	}
+}
+
+func TestCompetingTimes(t *testing.T) {
+	t0 := time.Unix(1_800_000_000, 0)
+	run := Run{T0: float64(t0.Unix())}
+	ev := func(s float64, mode string) BoundEvent {
+		return BoundEvent{T: t0.Add(time.Duration(s * float64(time.Second))), Mode: mode}
+	}
+	evs := []BoundEvent{ev(1, "cooperative"), ev(2, "cooperative"), ev(5, "competing"), ev(6, "competing"),
+		ev(9, "cooperative"), ev(20, "competing"), ev(24, "")}
+	for _, tc := range []struct {
+		from, to     float64
+		share, first float64
+	}{
+		{0, 25, (4 + 4) / 25.0, 5}, // 5–9 s and 20–24 s (control off at 24 s)
+		{6, 10, 3 / 4.0, 0},        // in force at the window's start
+		{10, 20, 0, math.NaN()},    // never in the window
+		{0, 22, (4 + 2) / 22.0, 5}, // the window ends inside an off period
+	} {
+		share, first := CompetingTimes(run, evs, tc.from, tc.to)
+		if math.Abs(share-tc.share) > 1e-9 || !(first == tc.first || math.IsNaN(first) && math.IsNaN(tc.first)) {
+			t.Errorf("window %v–%v s: share %v, first %v; want %v, %v", tc.from, tc.to, share, first, tc.share, tc.first)
+		}
+	}
+	if share, first := CompetingTimes(run, []BoundEvent{ev(1, ""), ev(3, "")}, 0, 10); !math.IsNaN(share) || !math.IsNaN(first) {
+		t.Errorf("events that name no mode: share %v, first %v; want NaN, NaN", share, first)
 	}
 }

@@ -50,8 +50,13 @@ type StationSummary struct {
 	Timeouts      int // CA-state-4 episodes
 	LossEvents    []LossEvent
 	BoundChanges  int
-	Airtime       float64 // emulator airtime share (NaN when unknown)
-	Cwnd          CwndStats
+	// CompetingShare is the share of the station's traffic window its
+	// policy spent in competitive mode, FirstCompetingS when it first
+	// entered it, seconds into the window (CompetingTimes; NaN: no mode
+	// recorded, or never).
+	CompetingShare, FirstCompetingS float64
+	Airtime                         float64 // emulator airtime share (NaN when unknown)
+	Cwnd                            CwndStats
 	// TxFrames, QueueDrops and RetryDrops are the emulator's counts for the
 	// station (emu/stations.csv; zero when absent).
 	TxFrames, QueueDrops, RetryDrops uint64
@@ -220,6 +225,7 @@ func apQueueStats(e *Emu) (drops, p95 float64) {
 func summarizeStation(run Run, st Station, rule LossRule, emuSta map[string]EmuStation) (ss StationSummary, smp stationSamples, why []string) {
 	ss = StationSummary{Station: st.Name, Group: st.Group, Managed: st.Managed, PHYMbps: st.PHYMbps, MaxMbps: st.MaxMbps,
 		GoodputMbps: math.NaN(), IperfMbps: math.NaN(), Airtime: math.NaN(), BoundChanges: len(run.Bounds[st.Name])}
+	ss.CompetingShare, ss.FirstCompetingS = CompetingTimes(run, StationBounds(run, st.Name), st.StartS, stopOf(st, run.Info.LengthS))
 	if e, ok := emuSta[st.Name]; ok {
 		ss.Airtime = e.AirtimeShare
 		ss.TxFrames, ss.QueueDrops, ss.RetryDrops = e.TxFrames, e.QueueDrops, e.RetryDrops

@@ -262,8 +262,9 @@ func TestHTMLHeadlineFirst(t *testing.T) {
 	}
 }
 
-// runs.csv: every row as long as the header; the emulator and cwnd columns
-// filled from the fixture (coop N=1: sta1 sent 880 frames, the AP 440).
+// runs.csv: every row as long as the header; the emulator, cwnd and mode
+// columns filled from the fixture (coop N=1: sta1 sent 880 frames, the AP
+// 440; its policy cooperative throughout).
 func TestRunsCSVMediumColumns(t *testing.T) {
 	out := t.TempDir()
 	if _, err := Write(loadFixture(t), out, Options{Formats: []string{"svg"}}); err != nil {
@@ -304,6 +305,10 @@ func TestRunsCSVMediumColumns(t *testing.T) {
 		case "sta1":
 			if rec[col["cwnd_max"]] == "" || rec[col["ca_open_share"]] == "" {
 				t.Errorf("sta1: no cwnd or CA-state statistics: %q", rec)
+			}
+			// Its one event names the cooperative mode: no time competing.
+			if rec[col["competing_share"]] != "0" || rec[col["first_competing_s"]] != "" {
+				t.Errorf("sta1: competing_share %q first_competing_s %q, want 0 and blank", rec[col["competing_share"]], rec[col["first_competing_s"]])
 			}
 		}
 	}

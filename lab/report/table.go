@@ -140,24 +140,26 @@ var runsHeader = []string{"run", "group", "mode", "n", "delay_ms", "rep", "valid
 	"goodput_mbps", "goodput_source", "max_mbps", "p50_rtt_ms", "p95_rtt_ms", "p99_rtt_ms", "retrans", "timeouts",
 	"penalizing_loss", "moderate_loss", "bound_changes", "airtime_share",
 	"cwnd_p50", "cwnd_max", "ca_open_share", "ca_recovery_share", "tx_frames", "queue_drops", "retry_drops",
-	"ap_tx_frames", "ap_queue_drops", "ap_drop_share", "data_frames_per_ap_frame", "medium_busy", "srtt_goodput_corr"}
+	"ap_tx_frames", "ap_queue_drops", "ap_drop_share", "data_frames_per_ap_frame", "medium_busy", "srtt_goodput_corr",
+	"competing_share", "first_competing_s"}
 
 // mediumCells are the emulator columns of a run's "*" row of runs.csv, from
 // tx_frames on (blank without emu/stations.csv).
 func mediumCells(s analysis.RunSummary) []string {
 	m := s.Medium
 	if !s.HasMedium {
-		return []string{"", "", "", "", "", "", "", "", num(s.SRTTGoodputCorr)}
+		return []string{"", "", "", "", "", "", "", "", num(s.SRTTGoodputCorr), "", ""}
 	}
 	return []string{u64(m.StaTxFrames), u64(m.StaQueueDrops), u64(m.StaRetryDrops), u64(m.APTxFrames), u64(m.APQueueDrops),
-		num(m.APDropShare()), num(m.DataPerAPFrame()), num(m.BusyFraction), num(s.SRTTGoodputCorr)}
+		num(m.APDropShare()), num(m.DataPerAPFrame()), num(m.BusyFraction), num(s.SRTTGoodputCorr), "", ""}
 }
 
 // stationFlowCells are the cwnd, CA-state and emulator columns of a
 // station's row of runs.csv (the run-level columns blank).
 func stationFlowCells(st analysis.StationSummary) []string {
 	return []string{num(st.Cwnd.P50), num(st.Cwnd.Max), num(st.Cwnd.OpenShare), num(st.Cwnd.RecoveryShare),
-		u64(st.TxFrames), u64(st.QueueDrops), u64(st.RetryDrops), "", "", "", "", "", ""}
+		u64(st.TxFrames), u64(st.QueueDrops), u64(st.RetryDrops), "", "", "", "", "", "",
+		num(st.CompetingShare), num(st.FirstCompetingS)}
 }
 
 // u64 formats a count.

@@ -202,7 +202,7 @@ func fixWriteRun(root string, rec schema.Run, stations []fixStation, emuValid bo
 		}
 		rows = append(rows, fixFlowRows(st, i)...)
 		if st.boundsHi != 0 {
-			ev := schema.BoundEvent{T: time.Unix(int64(fixT0), 5e8).UTC(), Lo: 2, Hi: st.boundsHi, N: len(stations), Policy: "coop",
+			ev := schema.BoundEvent{T: time.Unix(int64(fixT0), 5e8).UTC(), Lo: 2, Hi: st.boundsHi, N: len(stations), Policy: "coop", Mode: "cooperative",
 				Reason: fmt.Sprintf("n=%d", len(stations))}
 			b, err := json.Marshal(ev)
 			if err != nil {
