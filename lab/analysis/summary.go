@@ -93,6 +93,10 @@ type RunSummary struct {
 	// ManagedRatio is ManagedMbps / UnmanagedMbps (NaN unless the run has
 	// both kinds of station).
 	ManagedRatio float64
+	// CompetingShare is the mean over the stations whose events name a
+	// mode of the share of their traffic window in competitive mode
+	// (StationSummary.CompetingShare; NaN when none does).
+	CompetingShare float64
 	// GroupMbps is the mean goodput per terminal of each station group
 	// (StationGroup), GroupCount how many stations with goodput each has.
 	GroupMbps  map[string]float64
@@ -292,6 +296,7 @@ type stationSamples struct {
 // stationTotals collects the stations' summaries for the run's aggregates.
 type stationTotals struct {
 	goodputs, managed, unmanaged, maxs []float64
+	competing                          []float64 // the stations' CompetingShare (NaN: no mode recorded)
 	windows                            []stationWindow
 	byGroup                            map[string][]float64
 	missingMax                         bool
@@ -302,6 +307,7 @@ type stationTotals struct {
 func (t *stationTotals) add(st Station, ss StationSummary, smp stationSamples) {
 	t.rtt = append(t.rtt, smp.rtts...)
 	t.corrX, t.corrY = append(t.corrX, smp.corrX...), append(t.corrY, smp.corrY...)
+	t.competing = append(t.competing, ss.CompetingShare)
 	if math.IsNaN(ss.GoodputMbps) {
 		return
 	}
@@ -342,6 +348,7 @@ func (t *stationTotals) fill(rs *RunSummary, info RunInfo) (why []string) {
 	}
 	rs.ManagedMbps, rs.UnmanagedMbps = StatOf(t.managed).Mean, StatOf(t.unmanaged).Mean
 	rs.ManagedRatio = rs.ManagedMbps / rs.UnmanagedMbps // NaN when either is
+	rs.CompetingShare = StatOf(t.competing).Mean
 	rs.GroupMbps, rs.GroupCount = map[string]float64{}, map[string]int{}
 	for g, v := range t.byGroup {
 		rs.GroupMbps[g], rs.GroupCount[g] = StatOf(v).Mean, len(v)
@@ -475,14 +482,17 @@ type GroupSummary struct {
 	// beside the others when nobody ran coopcc.
 	ManagedRatio  Stat
 	BaselineRatio Stat
-	GroupMbps     map[string]Stat // per station group, over valid runs
-	P50RTTms      Stat
-	P95RTTms      Stat
-	P99RTTms      Stat
-	Retrans       Stat
-	Timeouts      Stat
-	Penalizing    Stat
-	Moderate      Stat
+	// CompetingShare is the runs' CompetingShare: how much of the time
+	// the policy competed (coop beside hosts without coopcc).
+	CompetingShare Stat
+	GroupMbps      map[string]Stat // per station group, over valid runs
+	P50RTTms       Stat
+	P95RTTms       Stat
+	P99RTTms       Stat
+	Retrans        Stat
+	Timeouts       Stat
+	Penalizing     Stat
+	Moderate       Stat
 }
 
 // knownModes is the order modes are listed in: no middleware first, then
@@ -544,6 +554,7 @@ func Group(runs []RunSummary) []GroupSummary {
 		g.ManagedMbps = col(func(r RunSummary) float64 { return r.ManagedMbps })
 		g.UnmanagedMbps = col(func(r RunSummary) float64 { return r.UnmanagedMbps })
 		g.ManagedRatio = col(func(r RunSummary) float64 { return r.ManagedRatio })
+		g.CompetingShare = col(func(r RunSummary) float64 { return r.CompetingShare })
 		g.GroupMbps = map[string]Stat{}
 		for _, r := range g.Runs {
 			for name := range r.GroupMbps {

@@ -52,17 +52,23 @@ func validity(g analysis.GroupSummary) string {
 // group manages only part of its stations, two more columns: MANAGED/UNM,
 // the managed stations' mean goodput over the unmanaged ones', and
 // SAME_NO_COOPCC, that ratio for the same stations in the baseline runs
-// where no station is managed (analysis.BaselineRatios).
+// where no station is managed (analysis.BaselineRatios). When some group's
+// policy names its modes, COMPETING: the share of the stations' traffic
+// windows spent in competitive mode (analysis.CompetingTimes).
 func WriteSummaryTable(w io.Writer, groups []analysis.GroupSummary) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	hasVariant, mixed := false, false
+	hasVariant, mixed, modes := false, false, false
 	for _, g := range groups {
 		hasVariant = hasVariant || variant(g.Key) != ""
 		mixed = mixed || g.ManagedRatio.N > 0
+		modes = modes || g.CompetingShare.N > 0
 	}
 	head := "MODE\tN\tDELAY_MS\tAGGREGATE_MBPS\tJAIN\tP95_RTT_MS\tRETRANS\tTIMEOUTS\tLOSS_PEN/MOD\tREPS\tRUNS"
 	if mixed {
 		head += "\tMANAGED/UNM\tSAME_NO_COOPCC"
+	}
+	if modes {
+		head += "\tCOMPETING"
 	}
 	if hasVariant {
 		head += "\tPARAMS"
@@ -75,6 +81,9 @@ func WriteSummaryTable(w io.Writer, groups []analysis.GroupSummary) error {
 			fmtNum(g.Penalizing.Mean, 1) + "/" + fmtNum(g.Moderate.Mean, 1), strconv.Itoa(g.ValidRuns), validity(g)}, "\t")
 		if mixed {
 			line += "\t" + fmtStat(g.ManagedRatio, 2, g.ValidRuns) + "\t" + fmtStat(g.BaselineRatio, 2, g.BaselineRatio.N)
+		}
+		if modes {
+			line += "\t" + fmtStat(g.CompetingShare, 2, g.ValidRuns)
 		}
 		if hasVariant {
 			line += "\t" + variant(g.Key)
@@ -97,6 +106,7 @@ var summaryMetrics = []struct {
 	{"unmanaged_mbps", func(g analysis.GroupSummary) analysis.Stat { return g.UnmanagedMbps }},
 	{"managed_ratio", func(g analysis.GroupSummary) analysis.Stat { return g.ManagedRatio }},
 	{"baseline_ratio", func(g analysis.GroupSummary) analysis.Stat { return g.BaselineRatio }},
+	{"competing_share", func(g analysis.GroupSummary) analysis.Stat { return g.CompetingShare }},
 	{"p50_rtt_ms", func(g analysis.GroupSummary) analysis.Stat { return g.P50RTTms }},
 	{"p95_rtt_ms", func(g analysis.GroupSummary) analysis.Stat { return g.P95RTTms }},
 	{"p99_rtt_ms", func(g analysis.GroupSummary) analysis.Stat { return g.P99RTTms }},
