@@ -75,28 +75,30 @@ func RunWith(ctx context.Context, cfg Config, o EngineOptions, outDir string, re
 // tapEngine is the emulator wired to its TAP devices: the engine, the
 // real-time loop and (threaded engine) the writer threads.
 type tapEngine struct {
-	cfg  Config
-	sta  []*TAP
-	srv  *TAP
-	sim  *des.Sim
-	rt   *RealTime
-	e    *Engine
-	w    *Writers // nil for the inline engine
-	base uint64   // the TAPs' tx_dropped before the run
-	ring uint64   // tx_dropped grown during the run (noted when the stop was asked)
-	cpu0 cpuPressure
-	psi  float64 // share of the run some task waited for a CPU (PSI), -1 unknown
-	dur  des.Time
-	werr error               // writer threads' setup error (SCHED_FIFO refused)
-	ws   *WriterStats        // threaded engine: the writers' final counters
-	nw   int                 // writer threads (0 = inline engine)
-	lsh  []*linkspeed.Handle // per station: link speed handle in its namespace
-	spd  *speedSetter        // sets the station TAPs' link speeds (nil until started)
+	cfg   Config
+	sta   []*TAP
+	srv   *TAP
+	sim   *des.Sim
+	rt    *RealTime
+	e     *Engine
+	w     *Writers // nil for the inline engine
+	base  uint64   // the TAPs' tx_dropped before the run
+	ring  uint64   // tx_dropped grown during the run (noted when the stop was asked)
+	cpu0  cpuPressure
+	psi   float64 // share of the run some task waited for a CPU (PSI), -1 unknown
+	stat0 cpuStat
+	steal float64 // share of the CPU time the hypervisor took, -1 unknown
+	dur   des.Time
+	werr  error               // writer threads' setup error (SCHED_FIFO refused)
+	ws    *WriterStats        // threaded engine: the writers' final counters
+	nw    int                 // writer threads (0 = inline engine)
+	lsh   []*linkspeed.Handle // per station: link speed handle in its namespace
+	spd   *speedSetter        // sets the station TAPs' link speeds (nil until started)
 }
 
 // openTapEngine creates the TAPs and the engine on top of them.
 func openTapEngine(cfg Config, o EngineOptions) (*tapEngine, error) {
-	te := &tapEngine{cfg: cfg, sim: des.New(), psi: -1}
+	te := &tapEngine{cfg: cfg, sim: des.New(), psi: -1, steal: -1}
 	if err := te.openTAPs(); err != nil {
 		te.close()
 		return nil, err
@@ -240,13 +242,14 @@ func (te *tapEngine) run(ctx context.Context, end des.Time) error {
 	// Frames the namespaces queued before the loop starts are stale setup
 	// traffic and count against nobody: note the counters now.
 	te.base = te.txDropped()
-	te.cpu0 = readCPUPressure()
+	te.cpu0, te.stat0 = readCPUPressure(), readCPUStat()
 	noted := make(chan struct{})
 	done := make(chan struct{})
 	note := func() {
 		d := te.txDropped()
 		te.ring = d - min(d, te.base)
 		te.psi = te.cpu0.share(readCPUPressure())
+		te.steal = te.stat0.stealShare(readCPUStat())
 		te.dur = te.rt.now()
 	}
 	te.rt.Start = time.Now() // before the goroutine that may read it (note)
@@ -313,7 +316,7 @@ func (te *tapEngine) report() Report {
 		rep.Engine = "inline"
 	}
 	rep.LateBy = map[string]uint64{"handling": te.rt.LateBy[0], "writing": te.rt.LateBy[1], "sleeping": te.rt.LateBy[2], "spinning": te.rt.LateBy[3], "reading": te.rt.LateBy[4], "budget_sleep": te.rt.LateBy[5]}
-	rep.CPUPressure = te.psi
+	rep.CPUPressure, rep.CPUSteal = te.psi, te.steal
 	if h := &te.rt.ArrivalHist; h.Count() > 0 {
 		rep.ArrivalUs = map[string]float64{"p50": h.Quantile(0.5), "p99": h.Quantile(0.99), "max": float64(h.Max()) / 1000}
 	}

@@ -33,20 +33,23 @@ type Report struct {
 	DeliveryUs map[string]float64 `json:"delivery_lateness_us,omitempty"` // TAP writes: start − scheduled time
 	// ArrivalUs: how much later than its arrival stamp a frame read from a
 	// TAP entered the simulation (threaded engine).
-	ArrivalUs     map[string]float64 `json:"arrival_error_us,omitempty"`
-	Engine        string             `json:"engine,omitempty"` // threaded | inline
-	Writers       int                `json:"writer_threads,omitempty"`
-	CPUPressure   float64            `json:"cpu_pressure"` // share of the run some task waited for a CPU (PSI some); -1 unknown
-	DurationS     float64            `json:"duration_s"`
-	PHY           string             `json:"phy"`
-	APQueue       string             `json:"ap_queue"`
-	UpBytes       uint64             `json:"up_bytes"`   // delivered to the server
-	DownBytes     uint64             `json:"down_bytes"` // delivered to stations
-	WireUpDrops   uint64             `json:"wire_up_drops"`
-	WireDownDrops uint64             `json:"wire_down_drops"`
-	UnknownDrops  uint64             `json:"unknown_dst_drops"`
-	BusyFraction  float64            `json:"medium_busy_fraction"`
-	DownDrops     uint64             `json:"iface_down_drops"` // frames for an interface that was down
+	ArrivalUs   map[string]float64 `json:"arrival_error_us,omitempty"`
+	Engine      string             `json:"engine,omitempty"` // threaded | inline
+	Writers     int                `json:"writer_threads,omitempty"`
+	CPUPressure float64            `json:"cpu_pressure"` // share of the run some task waited for a CPU (PSI some); -1 unknown
+	// CPUSteal is the share of the machine's CPU time over the run that
+	// its hypervisor gave to others (/proc/stat steal); -1 unknown.
+	CPUSteal      float64 `json:"cpu_steal"`
+	DurationS     float64 `json:"duration_s"`
+	PHY           string  `json:"phy"`
+	APQueue       string  `json:"ap_queue"`
+	UpBytes       uint64  `json:"up_bytes"`   // delivered to the server
+	DownBytes     uint64  `json:"down_bytes"` // delivered to stations
+	WireUpDrops   uint64  `json:"wire_up_drops"`
+	WireDownDrops uint64  `json:"wire_down_drops"`
+	UnknownDrops  uint64  `json:"unknown_dst_drops"`
+	BusyFraction  float64 `json:"medium_busy_fraction"`
+	DownDrops     uint64  `json:"iface_down_drops"` // frames for an interface that was down
 	// LateBy: events more than 100 µs late, by what the loop was doing before.
 	LateBy map[string]uint64 `json:"late_by,omitempty"`
 	// RateControl names each node's rate controller (stations by name, "ap").
@@ -112,6 +115,7 @@ func NewReport(e *Engine, h *Histogram, o Overload, dur des.Time) Report {
 		WireDownDrops: e.Down.Stats.QueueDrops + e.Down.Stats.LossDrops,
 		UnknownDrops:  e.UnknownDrops,
 		CPUPressure:   -1,
+		CPUSteal:      -1,
 		Valid:         true,
 	}
 	r.RateControl, r.MeanRateMbps = map[string]string{}, map[string]float64{}
@@ -157,7 +161,7 @@ func (r *Report) judgeDelivery(d *Histogram) {
 		if res := r.lateResource(); res == "cpu" {
 			add("cpu", fmt.Sprintf("p99 scheduling lateness %.0f µs exceeds %.0f µs: the timing thread woke late because the machine's CPUs were taken (senders, agents, other jobs%s): fewer or lighter senders, or more cores", p99, r.ThresholdUs, r.pressureText()))
 		} else {
-			add("timing_thread", fmt.Sprintf("p99 scheduling lateness %.0f µs exceeds %.0f µs: the emulator's timing thread was saturated (handling, reading or writing frames): a lower frame rate or fewer stations", p99, r.ThresholdUs))
+			add("timing_thread", fmt.Sprintf("p99 scheduling lateness %.0f µs exceeds %.0f µs: the emulator's timing thread was saturated (handling, reading or writing frames): a lower frame rate or fewer stations%s", p99, r.ThresholdUs, r.stealText()))
 		}
 	}
 	if p99, lim := r.DeliveryUs["p99"], DeliveryFactor*r.ThresholdUs; p99 > lim {
@@ -188,12 +192,77 @@ func (r *Report) lateResource() string {
 	return "timing_thread"
 }
 
-// pressureText is the CPU pressure as a clause, or "".
+// StealNoted is the share of CPU time taken by the hypervisor (CPUSteal)
+// from which the verdict names it: a virtual machine whose host is busy
+// wakes the timing thread late however light the run.
+const StealNoted = 0.01
+
+// pressureText is the CPU pressure and the hypervisor's steal (stealText)
+// as clauses, or "".
 func (r *Report) pressureText() string {
-	if r.CPUPressure < 0 {
+	var s string
+	if r.CPUPressure >= 0 {
+		s = fmt.Sprintf("; tasks waited for a CPU %.0f %% of the run", 100*r.CPUPressure)
+	}
+	return s + r.stealText()
+}
+
+// stealText is the hypervisor's steal as a clause where it took StealNoted
+// or more of the CPU time, or "".
+func (r *Report) stealText() string {
+	if r.CPUSteal < StealNoted {
 		return ""
 	}
-	return fmt.Sprintf("; tasks waited for a CPU %.0f %% of the run", 100*r.CPUPressure)
+	return fmt.Sprintf("; the virtual machine's host took %.0f %% of its CPU time (steal): a busy host, not this run's load; run again later or on another machine", 100*r.CPUSteal)
+}
+
+// cpuStat is the aggregate line of /proc/stat: the time the hypervisor
+// took (steal) and all the time accounted, in clock ticks.
+type cpuStat struct {
+	steal, total float64
+	ok           bool
+}
+
+// readCPUStat reads /proc/stat's aggregate CPU line.
+func readCPUStat() cpuStat {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return cpuStat{}
+	}
+	return parseCPUStat(string(b))
+}
+
+// parseCPUStat parses /proc/stat's first line, "cpu  user nice system idle
+// iowait irq softirq steal guest guest_nice" (guest time is already in
+// user and nice, so it is not added to the total).
+func parseCPUStat(s string) cpuStat {
+	line, _, _ := strings.Cut(s, "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return cpuStat{}
+	}
+	var st cpuStat
+	for i, v := range f[1:9] {
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return cpuStat{}
+		}
+		st.total += x
+		if i == 7 {
+			st.steal = x
+		}
+	}
+	st.ok = st.total > 0
+	return st
+}
+
+// stealShare is the share of the CPU time between p and q the hypervisor
+// took; -1 when unknown.
+func (p cpuStat) stealShare(q cpuStat) float64 {
+	if !p.ok || !q.ok || q.total <= p.total {
+		return -1
+	}
+	return min(max((q.steal-p.steal)/(q.total-p.total), 0), 1)
 }
 
 // cpuPressure is a reading of /proc/pressure/cpu ("some" total, µs) and when.

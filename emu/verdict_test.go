@@ -44,12 +44,37 @@ func TestVerdictNamesResource(t *testing.T) {
 		{"writers late", fast, slow, Overload{}, nil, 0, "writer_threads", "delivery lateness"},
 		{"writer queue full", fast, fast, Overload{WriterQueueDrops: 3}, nil, 0, "writer_threads", "3 frames could not be written"},
 		{"ring", fast, fast, Overload{TAPRingDrops: 5}, nil, 0, "tap_ring", "did not read them in time"},
+		{"a busy host", slow, fast, Overload{}, map[string]uint64{"handling": 50, "writing": 40, "sleeping": 10}, 0, "timing_thread", "host took 6 % of its CPU time (steal)"},
 	} {
 		r := NewReport(e, c.sched, c.o, des.Second)
 		r.LateBy, r.DownDrops = c.lateBy, c.down
+		if c.name == "a busy host" {
+			r.CPUSteal = 0.06
+		}
 		r.judgeDelivery(c.deliver)
 		if r.Valid != (c.resource == "") || r.Resource != c.resource || !strings.Contains(r.Reason, c.text) {
 			t.Errorf("%s: valid %v resource %q reason %q; want resource %q mentioning %q", c.name, r.Valid, r.Resource, r.Reason, c.resource, c.text)
 		}
+	}
+}
+
+// /proc/stat's aggregate line: steal is the eighth value; guest time, already
+// counted in user, is not added again.
+func TestCPUSteal(t *testing.T) {
+	p := parseCPUStat("cpu  224521 0 141571 702894 1645 0 9006 64595 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n")
+	q := parseCPUStat("cpu  224621 0 141621 702994 1645 0 9006 64645 7 0\n")
+	if !p.ok || p.steal != 64595 || p.total != 224521+141571+702894+1645+9006+64595 {
+		t.Fatalf("parsed %+v", p)
+	}
+	if got := p.stealShare(q); got != 50.0/300 {
+		t.Errorf("steal share %v, want 50 of 300 ticks", got)
+	}
+	for _, bad := range []string{"", "intr 1 2 3", "cpu 1 2 3"} {
+		if st := parseCPUStat(bad); st.ok {
+			t.Errorf("%q parsed as %+v", bad, st)
+		}
+	}
+	if got := p.stealShare(p); got != -1 {
+		t.Errorf("no time between the readings: %v, want -1", got)
 	}
 }
