@@ -161,7 +161,7 @@ func (r *Report) judgeDelivery(d *Histogram) {
 		if res := r.lateResource(); res == "cpu" {
 			add("cpu", fmt.Sprintf("p99 scheduling lateness %.0f µs exceeds %.0f µs: the timing thread woke late because the machine's CPUs were taken (senders, agents, other jobs%s): fewer or lighter senders, or more cores", p99, r.ThresholdUs, r.pressureText()))
 		} else {
-			add("timing_thread", fmt.Sprintf("p99 scheduling lateness %.0f µs exceeds %.0f µs: the emulator's timing thread was saturated (handling, reading or writing frames): a lower frame rate or fewer stations%s", p99, r.ThresholdUs, r.stealText()))
+			add("timing_thread", fmt.Sprintf("p99 scheduling lateness %.0f µs exceeds %.0f µs: the emulator's timing thread was saturated (handling, reading or writing frames): a lower frame rate or fewer stations", p99, r.ThresholdUs))
 		}
 	}
 	if p99, lim := r.DeliveryUs["p99"], DeliveryFactor*r.ThresholdUs; p99 > lim {
@@ -177,6 +177,9 @@ func (r *Report) judgeDelivery(d *Histogram) {
 		add("tap_ring", fmt.Sprintf("%d frames dropped in the TAPs' rings: the timing thread did not read them in time", n))
 	}
 	if len(why) > 0 {
+		if r.CPUSteal >= StealNoted {
+			why = append(why, fmt.Sprintf("the virtual machine's host took %.0f %% of its CPU time during the run (steal): a busy host, not this run's load; run it again later or on another machine", 100*r.CPUSteal))
+		}
 		r.Valid, r.Reason = false, strings.Join(why, "; ")
 	}
 }
@@ -193,27 +196,16 @@ func (r *Report) lateResource() string {
 }
 
 // StealNoted is the share of CPU time taken by the hypervisor (CPUSteal)
-// from which the verdict names it: a virtual machine whose host is busy
-// wakes the timing thread late however light the run.
+// from which an invalid run's reason names it (last): a virtual machine
+// whose host is busy wakes the timing thread late however light the run.
 const StealNoted = 0.01
 
-// pressureText is the CPU pressure and the hypervisor's steal (stealText)
-// as clauses, or "".
+// pressureText is the CPU pressure as a clause, or "".
 func (r *Report) pressureText() string {
-	var s string
-	if r.CPUPressure >= 0 {
-		s = fmt.Sprintf("; tasks waited for a CPU %.0f %% of the run", 100*r.CPUPressure)
-	}
-	return s + r.stealText()
-}
-
-// stealText is the hypervisor's steal as a clause where it took StealNoted
-// or more of the CPU time, or "".
-func (r *Report) stealText() string {
-	if r.CPUSteal < StealNoted {
+	if r.CPUPressure < 0 {
 		return ""
 	}
-	return fmt.Sprintf("; the virtual machine's host took %.0f %% of its CPU time (steal): a busy host, not this run's load; run again later or on another machine", 100*r.CPUSteal)
+	return fmt.Sprintf("; tasks waited for a CPU %.0f %% of the run", 100*r.CPUPressure)
 }
 
 // cpuStat is the aggregate line of /proc/stat: the time the hypervisor

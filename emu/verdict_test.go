@@ -44,7 +44,7 @@ func TestVerdictNamesResource(t *testing.T) {
 		{"writers late", fast, slow, Overload{}, nil, 0, "writer_threads", "delivery lateness"},
 		{"writer queue full", fast, fast, Overload{WriterQueueDrops: 3}, nil, 0, "writer_threads", "3 frames could not be written"},
 		{"ring", fast, fast, Overload{TAPRingDrops: 5}, nil, 0, "tap_ring", "did not read them in time"},
-		{"a busy host", slow, fast, Overload{}, map[string]uint64{"handling": 50, "writing": 40, "sleeping": 10}, 0, "timing_thread", "host took 6 % of its CPU time (steal)"},
+		{"a busy host", slow, fast, Overload{}, map[string]uint64{"handling": 50, "writing": 40, "sleeping": 10}, 0, "timing_thread", "host took 6 % of its CPU time during the run (steal)"},
 	} {
 		r := NewReport(e, c.sched, c.o, des.Second)
 		r.LateBy, r.DownDrops = c.lateBy, c.down
