@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
@@ -387,18 +388,7 @@ func TestPolicyModeIsReported(t *testing.T) {
 		t.Errorf("the shutdown's event %+v: want no mode", evs[len(evs)-1])
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	stop, addr, err := h.a.serveMetrics(ctx, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
-	parser := expfmt.NewTextParser(model.LegacyValidation)
-	fams, err := parser.TextToMetricFamilies(strings.NewReader(httpGet(t, "http://"+addr+"/metrics")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	fams := scrape(t, h.a)
 	got := map[string]float64{}
 	for _, m := range fams["coopcc_policy_mode"].GetMetric() {
 		got[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
@@ -411,15 +401,13 @@ func TestPolicyModeIsReported(t *testing.T) {
 	}
 }
 
-func TestMetricsParseAsPrometheusText(t *testing.T) {
-	h := newHarness(t, nil)
-	h.a.deps.LinkRate = func(string) (float64, error) { return 54, nil }
-	h.flows.flows = []Flow{flow("10.77.9.1:40000", "10.77.9.254:5201", 40)}
-	h.peers.live = []PeerStatus{{ActiveFlows: 1}}
-	h.a.Tick(time.Now())
+// scrape serves a's metrics on a loopback port, fetches them once and
+// parses them as Prometheus text.
+func scrape(t *testing.T, a *Agent) map[string]*dto.MetricFamily {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stop, addr, err := h.a.serveMetrics(ctx, "127.0.0.1:0")
+	stop, addr, err := a.serveMetrics(ctx, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -430,6 +418,16 @@ func TestMetricsParseAsPrometheusText(t *testing.T) {
 	if err != nil {
 		t.Fatalf("metrics are not valid Prometheus text: %v\n%s", err, body)
 	}
+	return fams
+}
+
+func TestMetricsParseAsPrometheusText(t *testing.T) {
+	h := newHarness(t, nil)
+	h.a.deps.LinkRate = func(string) (float64, error) { return 54, nil }
+	h.flows.flows = []Flow{flow("10.77.9.1:40000", "10.77.9.254:5201", 40)}
+	h.peers.live = []PeerStatus{{ActiveFlows: 1}}
+	h.a.Tick(time.Now())
+	fams := scrape(t, h.a)
 	want := map[string]float64{"coopcc_peers_n": 2, "coopcc_flow_cwnd_segments": 40, "coopcc_flow_bound_hi_segments": 15, "coopcc_link_rate_bits_per_second": 54e6}
 	for name, v := range want {
 		f, ok := fams[name]
