@@ -7,10 +7,34 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/coopcc/coopcc/emu"
 	"github.com/coopcc/coopcc/lab/analysis"
 	"github.com/coopcc/coopcc/lab/report"
 	"github.com/coopcc/coopcc/lab/results"
 )
+
+// busyHostLine says how many invalid runs ran while the virtual machine's
+// host took emu.StealNoted or more of its CPU time (emu.json cpu_steal), and
+// what to do; "" when none did. Such a run is the host's, not its load's:
+// run again later, the same run is likely valid.
+func busyHostLine(runs []analysis.RunSummary) string {
+	n, lo, hi := 0, 1.0, 0.0
+	for _, r := range runs {
+		if r.Valid || !(r.CPUSteal >= emu.StealNoted) {
+			continue
+		}
+		n++
+		lo, hi = min(lo, r.CPUSteal), max(hi, r.CPUSteal)
+	}
+	if n == 0 {
+		return ""
+	}
+	took := fmt.Sprintf("%.0f–%.0f", 100*lo, 100*hi)
+	if fmt.Sprintf("%.0f", 100*lo) == fmt.Sprintf("%.0f", 100*hi) {
+		took = fmt.Sprintf("%.0f", 100*hi)
+	}
+	return fmt.Sprintf("%d of them ran on a busy host: its hypervisor took %s %% of the CPU time (emu.json cpu_steal); run them again later or on another machine", n, took)
+}
 
 // newLabReportCmd is `coopcc lab report DIR`: figures, CSVs, a summary table
 // and one self-contained HTML page from a lab results directory.
@@ -80,6 +104,9 @@ over that part of the traffic schedule (seconds after traffic start), e.g.
 			}
 			if invalid > 0 {
 				fmt.Fprintf(w, "%d of %d runs INVALID (left out of the statistics; reasons in the report)\n", invalid, len(rep.Runs))
+			}
+			if line := busyHostLine(rep.Runs); line != "" {
+				fmt.Fprintln(w, line)
 			}
 			fmt.Fprintf(w, "report: %s (%d figures)\n", rep.HTMLPath, len(rep.Figures))
 			return nil

@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/coopcc/coopcc/lab/analysis"
 )
 
 func TestLabReportCmd(t *testing.T) {
@@ -105,5 +108,22 @@ func TestLabReportWindowCmd(t *testing.T) {
 	}
 	if _, err := run(fix, "--out", t.TempDir(), "--window", "25s..10s"); err == nil || !strings.Contains(err.Error(), "--window") {
 		t.Errorf("reversed window: %v", err)
+	}
+}
+
+func TestBusyHostLine(t *testing.T) {
+	nan := math.NaN()
+	runs := []analysis.RunSummary{{Valid: true, CPUSteal: 0.2}, {CPUSteal: 0.14}, {CPUSteal: 0.03}, {CPUSteal: 0.004}, {CPUSteal: nan}}
+	if got, want := busyHostLine(runs), "2 of them ran on a busy host: its hypervisor took 3–14 % of the CPU time"; !strings.HasPrefix(got, want) {
+		t.Errorf("got %q, want it to begin %q", got, want)
+	}
+	if got := busyHostLine(runs[3:]); got != "" {
+		t.Errorf("no invalid run on a busy host: %q", got)
+	}
+}
+
+func TestBusyHostLineOneValue(t *testing.T) {
+	if got := busyHostLine([]analysis.RunSummary{{CPUSteal: 0.124}, {CPUSteal: 0.121}}); !strings.Contains(got, "took 12 % of") {
+		t.Errorf("%q: want one value where the range rounds to one", got)
 	}
 }

@@ -97,6 +97,9 @@ type RunSummary struct {
 	// mode of the share of their traffic window in competitive mode
 	// (StationSummary.CompetingShare; NaN when none does).
 	CompetingShare float64
+	// CPUSteal is the share of the machine's CPU time its hypervisor took
+	// during the run (emu.json cpu_steal; NaN when unknown).
+	CPUSteal float64
 	// GroupMbps is the mean goodput per terminal of each station group
 	// (StationGroup), GroupCount how many stations with goodput each has.
 	GroupMbps  map[string]float64
@@ -140,6 +143,10 @@ func Summarize(run Run, rule LossRule) RunSummary {
 	var reasons []string
 	rs.Valid, reasons = runValidity(run)
 	rs.Medium, rs.HasMedium = MediumOf(run.Emu)
+	rs.CPUSteal = math.NaN()
+	if run.Emu != nil && run.Emu.Status != nil && run.Emu.Status.CPUSteal != nil && *run.Emu.Status.CPUSteal >= 0 {
+		rs.CPUSteal = *run.Emu.Status.CPUSteal
+	}
 	rs.APDrops, rs.APQueueP95 = apQueueStats(run.Emu)
 	emuSta := map[string]EmuStation{}
 	if run.Emu != nil {

@@ -180,4 +180,8 @@ type EmuStatus struct {
 	// BusyFraction is the share of the emulator's lifetime the medium was
 	// busy (0 when emu.json predates it).
 	BusyFraction float64 `json:"medium_busy_fraction"`
+	// CPUSteal is the share of the machine's CPU time over the run that
+	// its hypervisor gave to other guests (nil when emu.json predates it;
+	// negative when the machine did not say).
+	CPUSteal *float64 `json:"cpu_steal"`
 }
