@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/coopcc/coopcc/emu"
 	"github.com/coopcc/coopcc/internal/pidlock"
 	"github.com/coopcc/coopcc/lab/analysis"
 	"github.com/coopcc/coopcc/lab/results"
@@ -55,6 +56,10 @@ type RunnerConfig struct {
 	// Shard runs only shard K of N of the runs (after Only); the zero
 	// Shard runs them all. See scenario.Shard.Select.
 	Shard scenario.Shard
+	// RetryBusyHost is how many times a run is run again when the
+	// emulator marked it invalid while the machine's hypervisor took
+	// emu.StealNoted or more of its CPU time (0 = never; see busyHost).
+	RetryBusyHost int
 }
 
 // DefaultLock is the lab's machine-wide lock file.
@@ -132,6 +137,9 @@ func RunScenario(ctx context.Context, s *scenario.Scenario, cfg RunnerConfig) (*
 func (cfg RunnerConfig) withDefaults() (RunnerConfig, error) {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
+	}
+	if cfg.RetryBusyHost < 0 || cfg.RetryBusyHost > 10 {
+		return cfg, fmt.Errorf("--retry-busy-host %d: want 0..10 attempts more", cfg.RetryBusyHost)
 	}
 	if cfg.SampleInterval == 0 {
 		cfg.SampleInterval = defaultSampleInt
@@ -235,7 +243,7 @@ func runAll(ctx context.Context, runs []scenario.Run, cfg RunnerConfig, meta *sc
 		fmt.Fprintf(cfg.Log, "[%d/%d] %s  (%v traffic, elapsed %v, ETA %v)\n", i+1, len(runs), r.ID,
 			r.Length.D().Round(time.Second), time.Since(meta.Start).Round(time.Second), eta(runs[i:], overhead, i).Round(time.Second))
 		t0 := time.Now()
-		res, err := executeRun(ctx, r, cfg)
+		res, err := executeWithRetries(ctx, r, cfg, meta)
 		took := time.Since(t0)
 		overhead += took - r.Length.D()
 		meta.Runs = append(meta.Runs, r.ID)
@@ -250,6 +258,62 @@ func runAll(ctx context.Context, runs []scenario.Run, cfg RunnerConfig, meta *sc
 		_ = writeJSON(filepath.Join(cfg.Out, "meta.json"), meta)
 	}
 	return sum
+}
+
+// executeWithRetries executes the run, and again, up to cfg.RetryBusyHost
+// times, while the emulator marks it invalid on a busy host (busyHost): such
+// a verdict is the host's, not the run's, so repeating it selects no
+// outcome. Each attempt set aside is kept under retried/ (keepAttempt) and
+// named in meta.json's retried.
+func executeWithRetries(ctx context.Context, r scenario.Run, cfg RunnerConfig, meta *schema.Meta) (*schema.Run, error) {
+	for attempt := 1; ; attempt++ {
+		res, err := executeRun(ctx, r, cfg)
+		steal, busy := busyHost(res)
+		if err != nil || !busy || attempt > cfg.RetryBusyHost || ctx.Err() != nil {
+			return res, err
+		}
+		kept, err := keepAttempt(cfg.Out, r.ID, attempt)
+		if err != nil {
+			return res, err
+		}
+		if meta.Retried == nil {
+			meta.Retried = map[string][]string{}
+		}
+		meta.Retried[r.ID] = append(meta.Retried[r.ID], kept+": "+res.InvalidReason)
+		fmt.Fprintf(cfg.Log, "        invalid on a busy host (its hypervisor took %.0f %% of the CPU time): again (%d of %d more), this attempt kept in %s\n",
+			100*steal, attempt, cfg.RetryBusyHost, kept)
+	}
+}
+
+// busyHost reports whether the emulator marked the run invalid while the
+// machine's hypervisor took emu.StealNoted or more of its CPU time
+// (emu.json cpu_steal), and that share.
+func busyHost(res *schema.Run) (steal float64, busy bool) {
+	if res == nil || res.Valid || len(res.Emu) == 0 {
+		return 0, false
+	}
+	var v struct {
+		Valid    bool     `json:"valid"`
+		CPUSteal *float64 `json:"cpu_steal"`
+	}
+	if json.Unmarshal(res.Emu, &v) != nil || v.Valid || v.CPUSteal == nil {
+		return 0, false
+	}
+	return *v.CPUSteal, *v.CPUSteal >= emu.StealNoted
+}
+
+// keepAttempt moves the directory of attempt k of run id out of runs/, to
+// retried/<dir>.attempt<k> (relative to out, which it returns): kept for
+// inspection, left out of reports.
+func keepAttempt(out, id string, k int) (string, error) {
+	rel := filepath.Join("retried", fmt.Sprintf("%s.attempt%d", runDirName(id), k))
+	if err := os.MkdirAll(filepath.Join(out, "retried"), 0o755); err != nil {
+		return "", fmt.Errorf("keep the invalid attempt: %w", err)
+	}
+	if err := os.Rename(filepath.Join(out, "runs", runDirName(id)), filepath.Join(out, rel)); err != nil {
+		return "", fmt.Errorf("keep the invalid attempt: %w", err)
+	}
+	return rel, nil
 }
 
 // eta is the time the runs left will take: their traffic and, per run, the

@@ -32,19 +32,23 @@ type Meta struct {
 	// Coopcc is the binary used for the emulator and the agents;
 	// CoopccSHA256 its hex SHA-256 (results of different binaries are
 	// merged only when asked to).
-	Coopcc        string                       `json:"coopcc"`
-	CoopccSHA256  string                       `json:"coopcc_sha256,omitempty"`
-	Kernel        Uname                        `json:"kernel"`
-	Hostname      string                       `json:"hostname"`
-	CPUs          int                          `json:"cpus"`
-	GoVersion     string                       `json:"go_version"`
-	Tools         map[string]string            `json:"tools"` // iperf3, iproute2, coopcc
-	HostSysctls   map[string]string            `json:"host_sysctls"`
-	Start         time.Time                    `json:"start"`
-	End           time.Time                    `json:"end"`
-	Interrupted   bool                         `json:"interrupted"`
-	Runs          []string                     `json:"runs"` // run ids in the order they ran
-	Failed        map[string]string            `json:"failed,omitempty"`
+	Coopcc       string            `json:"coopcc"`
+	CoopccSHA256 string            `json:"coopcc_sha256,omitempty"`
+	Kernel       Uname             `json:"kernel"`
+	Hostname     string            `json:"hostname"`
+	CPUs         int               `json:"cpus"`
+	GoVersion    string            `json:"go_version"`
+	Tools        map[string]string `json:"tools"` // iperf3, iproute2, coopcc
+	HostSysctls  map[string]string `json:"host_sysctls"`
+	Start        time.Time         `json:"start"`
+	End          time.Time         `json:"end"`
+	Interrupted  bool              `json:"interrupted"`
+	Runs         []string          `json:"runs"` // run ids in the order they ran
+	Failed       map[string]string `json:"failed,omitempty"`
+	// Retried names, per run id, the attempts that were run again because
+	// the emulator marked them invalid on a busy host (--retry-busy-host):
+	// "retried/<dir>.attempt<k>: <reason>".
+	Retried       map[string][]string          `json:"retried,omitempty"`
 	RunSysctlsDoc string                       `json:"run_sysctls_note,omitempty"`
 	Extra         map[string]map[string]string `json:"extra,omitempty"`
 }
