@@ -262,9 +262,9 @@ func runAll(ctx context.Context, runs []scenario.Run, cfg RunnerConfig, meta *sc
 
 // executeWithRetries executes the run, and again, up to cfg.RetryBusyHost
 // times, while the emulator marks it invalid on a busy host (busyHost): such
-// a verdict is the host's, not the run's, so repeating it selects no
-// outcome. Each attempt set aside is kept under retried/ (keepAttempt) and
-// named in meta.json's retried.
+// a verdict is mostly the host's, not the run's (steal accrues only while
+// the guest wants a CPU, so not wholly: meta.json names every retry). Each
+// attempt set aside is kept under retried/ (keepAttempt).
 func executeWithRetries(ctx context.Context, r scenario.Run, cfg RunnerConfig, meta *schema.Meta) (*schema.Run, error) {
 	for attempt := 1; ; attempt++ {
 		res, err := executeRun(ctx, r, cfg)

@@ -87,7 +87,7 @@ func newLabRunCmd() *cobra.Command {
 	f.StringVar(&coopcc, "coopcc", "", "coopcc binary for the emulator and agents (default: this one)")
 	f.StringVar(&shardArg, "shard", "", "run only shard K/N of the runs (after --only), e.g. 2/4; the shards of one scenario are disjoint and cover it, and lab report DIR... merges their results")
 	f.BoolVar(&dry, "dry-run", false, "list the runs the scenario expands to and exit")
-	f.IntVar(&retryBusy, "retry-busy-host", 0, "run a run again, up to this many times, when the emulator marks it invalid while the machine's hypervisor took 1 % or more of its CPU time (emu.json cpu_steal: the host's verdict, not the run's); the invalid attempts are kept in retried/ and named in meta.json")
+	f.IntVar(&retryBusy, "retry-busy-host", 0, "run a run again, up to this many times, when the emulator marks it invalid while the machine's hypervisor took 1 % or more of its CPU time (emu.json cpu_steal: mostly the host's verdict, not the run's); the invalid attempts are kept in retried/ and named in meta.json")
 	f.BoolVar(&wait, "wait", false, "if another lab run is in progress, wait for it instead of failing (one emulator at a time: "+lab.DefaultLock+")")
 	f.StringVar(&lockPath, "lock", lab.DefaultLock, "the lock file this run holds while its emulator runs; on a machine with cores for several emulators, runs with different locks go side by side (each run's validity check says whether they starved each other), e.g. the shards of one sweep")
 	return cmd
