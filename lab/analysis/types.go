@@ -183,5 +183,5 @@ type EmuStatus struct {
 	// CPUSteal is the share of the machine's CPU time over the run that
 	// its hypervisor gave to other guests (nil when emu.json predates it;
 	// negative when the machine did not say).
-	CPUSteal *float64 `json:"cpu_steal"`
+	CPUSteal *float64 `json:"cpu_steal,omitempty"`
 }
