@@ -32,6 +32,21 @@ type Results struct {
 	Warnings []string       // missing optional parts, one line each
 }
 
+// retriedWarning says how many runs the runner ran again because the
+// emulator had marked them invalid on a busy host (meta.json retried,
+// `lab run --retry-busy-host`), "" when none: a reader should know how many
+// runs of a group are a second or third try.
+func retriedWarning(m schema.Meta) string {
+	attempts := 0
+	for _, a := range m.Retried {
+		attempts += len(a)
+	}
+	if attempts == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d run(s) were run again after %d attempt(s) the emulator marked invalid on a busy host (--retry-busy-host; the attempts in retried/, their reasons in meta.json retried)", len(m.Retried), attempts)
+}
+
 // Load reads the results directory dir.
 func Load(dir string) (*Results, error) {
 	st, err := os.Stat(dir)
@@ -51,6 +66,9 @@ func Load(dir string) (*Results, error) {
 			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "meta.json"), err)
 		}
 		res.Info = &info
+		if w := retriedWarning(info); w != "" {
+			res.Warnings = append(res.Warnings, w)
+		}
 	} else if errors.Is(err, fs.ErrNotExist) {
 		res.Warnings = append(res.Warnings, "meta.json missing: no metadata")
 	} else {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/coopcc/coopcc/lab/analysis"
+	"github.com/coopcc/coopcc/schema"
 )
 
 const fixture = "testdata/results"
@@ -339,5 +340,15 @@ func TestTrafficZero(t *testing.T) {
 	info.TrafficStart = start.Add(1700 * time.Millisecond)
 	if got := trafficZero(info, ts+9); math.Abs(got-(ts+1.7)) > 1e-6 {
 		t.Errorf("recorded traffic_start: %v, want %v", got, ts+1.7)
+	}
+}
+
+func TestRetriedWarning(t *testing.T) {
+	if w := retriedWarning(schema.Meta{}); w != "" {
+		t.Errorf("no retries: %q", w)
+	}
+	m := schema.Meta{Retried: map[string][]string{"a": {"retried/a.attempt1: x", "retried/a.attempt2: y"}, "b": {"retried/b.attempt1: z"}}}
+	if w := retriedWarning(m); !strings.HasPrefix(w, "2 run(s) were run again after 3 attempt(s)") {
+		t.Errorf("got %q", w)
 	}
 }
