@@ -117,6 +117,43 @@ func TestDropUDPOnLink(t *testing.T) {
 		return c
 	}
 	ca, cb := listen(a, la.Addr), listen(b, lb.Addr)
+	// A link just set up drops what it is given until the kernel's
+	// linkwatch has attached its qdisc (the noop qdisc drops): one of the
+	// 20 datagrams was lost so, now and then. Wait until a datagram to an
+	// unfiltered port crosses, both ways, before counting.
+	crossed := func(from, to nettest.Link, fromNS, toNS *nettest.NS) {
+		t.Helper()
+		var rx, tx *net.UDPConn
+		if err := toNS.Do(func() error {
+			var err error
+			rx, err = net.ListenUDP("udp4", &net.UDPAddr{IP: net.ParseIP(to.Addr), Port: 51301})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		defer rx.Close()
+		if err := fromNS.Do(func() error {
+			var err error
+			tx, err = net.ListenUDP("udp4", &net.UDPAddr{IP: net.ParseIP(from.Addr)})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Close()
+		buf := make([]byte, 16)
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+			if _, err := tx.WriteToUDP([]byte("up?"), &net.UDPAddr{IP: net.ParseIP(to.Addr), Port: 51301}); err != nil {
+				t.Fatal(err)
+			}
+			_ = rx.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+			if _, _, err := rx.ReadFromUDP(buf); err == nil {
+				return
+			}
+		}
+		t.Fatalf("no datagram from %s reached %s in 5 s", from.Addr, to.Addr)
+	}
+	crossed(la, lb, a, b)
+	crossed(lb, la, b, a)
 	got := func(c *net.UDPConn) int {
 		n := 0
 		buf := make([]byte, 64)
