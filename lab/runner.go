@@ -292,10 +292,7 @@ func busyHost(res *schema.Run) (steal float64, busy bool) {
 	if res == nil || res.Valid || len(res.Emu) == 0 {
 		return 0, false
 	}
-	var v struct {
-		Valid    bool     `json:"valid"`
-		CPUSteal *float64 `json:"cpu_steal"`
-	}
+	var v analysis.EmuStatus
 	if json.Unmarshal(res.Emu, &v) != nil || v.Valid || v.CPUSteal == nil {
 		return 0, false
 	}
