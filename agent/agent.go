@@ -107,8 +107,12 @@ type Counts struct {
 	// competitive mode (policy.ModeCompeting: coop found the queue was not
 	// the group's).
 	CompetingEntries uint64 `json:"competing_entries"`
-	FailOpen         uint64 `json:"fail_open"`
-	Reloads          uint64 `json:"reloads"`
+	// CompetingReversals counts the ticks at which the policy ended
+	// competitive mode early because competing did not pay
+	// (policy.Decision.Reversed).
+	CompetingReversals uint64 `json:"competing_reversals"`
+	FailOpen           uint64 `json:"fail_open"`
+	Reloads            uint64 `json:"reloads"`
 }
 
 // tickState is what the last tick saw and decided.
@@ -293,6 +297,9 @@ func (a *Agent) Tick(now time.Time) {
 	defer a.mu.Unlock()
 	if dec.Mode == policy.ModeCompeting && a.last.Decision.Mode != policy.ModeCompeting {
 		a.counts.CompetingEntries++
+	}
+	if dec.Reversed {
+		a.counts.CompetingReversals++
 	}
 	if n <= 1 && tv.agg > a.capab {
 		a.capab = tv.agg

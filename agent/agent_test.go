@@ -91,6 +91,7 @@ type nPolicy struct {
 	panics bool
 	queue  uint32 // Decision.QueueSegments
 	mode   policy.Mode
+	rev    bool // Decision.Reversed
 	last   View
 }
 
@@ -101,7 +102,7 @@ func (p *nPolicy) Decide(v View) Decision {
 	}
 	p.last = v
 	n := 1 + len(v.Peers)
-	d := Decision{Active: len(v.Flows) > 0, Default: PBounds{Hi: uint32(30 / n)}, Reason: "30/N", QueueSegments: p.queue, Mode: p.mode}
+	d := Decision{Active: len(v.Flows) > 0, Default: PBounds{Hi: uint32(30 / n)}, Reason: "30/N", QueueSegments: p.queue, Mode: p.mode, Reversed: p.rev}
 	if p.mode == policy.ModeCompeting {
 		d.Default = PBounds{Lo: 20}
 	}
@@ -362,7 +363,7 @@ func TestPolicyModeIsReported(t *testing.T) {
 	h.flows.flows = []Flow{flow("10.77.9.1:40000", "10.77.9.254:5201", 40)}
 	now := time.Unix(1_700_000_000, 0)
 	for i, m := range []policy.Mode{policy.ModeCooperative, policy.ModeCompeting, policy.ModeCompeting, policy.ModeCooperative, policy.ModeCompeting} {
-		h.pol.mode = m
+		h.pol.mode, h.pol.rev = m, i == 3 // tick 3 ends competitive mode for not paying
 		h.a.Tick(now.Add(time.Duration(i) * time.Second))
 		if st := h.a.Status(); st.Mode != string(m) {
 			t.Fatalf("tick %d: status mode %q, want %q", i, st.Mode, m)
@@ -370,6 +371,9 @@ func TestPolicyModeIsReported(t *testing.T) {
 	}
 	if c := h.a.Status().Counts.CompetingEntries; c != 2 {
 		t.Errorf("competing entries %d, want 2 (ticks 1 and 4)", c)
+	}
+	if c := h.a.Status().Counts.CompetingReversals; c != 1 {
+		t.Errorf("competing reversals %d, want 1 (tick 3)", c)
 	}
 	var modes []string
 	for _, e := range h.readEvents(t) {
@@ -380,7 +384,7 @@ func TestPolicyModeIsReported(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	PrintStatus(&buf, h.a.Status())
-	if !strings.Contains(buf.String(), "ntest (bounding, competing, competed 2 times)") {
+	if !strings.Contains(buf.String(), "ntest (bounding, competing, competed 2 times (1 ended for not paying))") {
 		t.Errorf("status text lacks the mode and the count:\n%s", buf.String())
 	}
 	h.a.clearAll("shutdown")
@@ -398,6 +402,9 @@ func TestPolicyModeIsReported(t *testing.T) {
 	}
 	if v := fams["coopcc_policy_competing_entries_total"].GetMetric()[0].GetCounter().GetValue(); v != 2 {
 		t.Errorf("coopcc_policy_competing_entries_total %v, want 2", v)
+	}
+	if v := fams["coopcc_policy_competing_reversals_total"].GetMetric()[0].GetCounter().GetValue(); v != 1 {
+		t.Errorf("coopcc_policy_competing_reversals_total %v, want 1", v)
 	}
 }
 

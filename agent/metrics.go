@@ -26,6 +26,7 @@ var (
 	mPolicy      = prometheus.NewDesc("coopcc_policy_active", "1 when the policy is bounding cwnd.", []string{"policy"}, nil)
 	mMode        = prometheus.NewDesc("coopcc_policy_mode", "1 for the mode the policy is in (coop: cooperative, or competing beside hosts without coopcc); 0 for the others.", []string{"mode"}, nil)
 	mCompeting   = prometheus.NewDesc("coopcc_policy_competing_entries_total", "How often the policy entered competitive mode (coop: the queue did not follow the group's windows).", nil, nil)
+	mReversals   = prometheus.NewDesc("coopcc_policy_competing_reversals_total", "How often the policy ended competitive mode early because competing did not pay (coop: the group's delivery fell and its RTT grew).", nil, nil)
 	mGuard       = prometheus.NewDesc("coopcc_guard_state", "Guard state (1 for the current state).", []string{"state"}, nil)
 	mGuardCost   = prometheus.NewDesc("coopcc_guard_cost_ratio", "Throughput cost of the bounds at the guard's last comparison (1 - on/off).", nil, nil)
 	mGuardOff    = prometheus.NewDesc("coopcc_guard_disables_total", "How often the guard switched control off.", nil, nil)
@@ -49,7 +50,7 @@ type agentCollector struct{ a *Agent }
 
 func (c agentCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{mFlowCwnd, mFlowSRTT, mFlowMinRTT, mFlowRate, mFlowLo, mFlowHi, mBoundLo, mBoundHi,
-		mBoundHits, mRestarts, mPeers, mPeersLive, mFlows, mMessages, mPolicy, mMode, mCompeting, mGuard, mGuardCost, mGuardOff, mTicks, mErrors,
+		mBoundHits, mRestarts, mPeers, mPeersLive, mFlows, mMessages, mPolicy, mMode, mCompeting, mReversals, mGuard, mGuardCost, mGuardOff, mTicks, mErrors,
 		mChanges, mTickSeconds, mBackend, mLinkRate} {
 		ch <- d
 	}
@@ -95,6 +96,7 @@ func (c agentCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(mMode, g, b2f(r.Mode == string(m)), string(m))
 	}
 	ch <- prometheus.MustNewConstMetric(mCompeting, prometheus.CounterValue, float64(r.Counts.CompetingEntries))
+	ch <- prometheus.MustNewConstMetric(mReversals, prometheus.CounterValue, float64(r.Counts.CompetingReversals))
 	if r.Guard != nil {
 		for _, s := range []string{policy.GuardIdle, policy.GuardOn, policy.GuardProbe, policy.GuardDisabled} {
 			ch <- prometheus.MustNewConstMetric(mGuard, g, b2f(r.Guard.State == s), s)

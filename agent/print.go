@@ -19,6 +19,9 @@ func PrintStatus(w io.Writer, r StatusReport) {
 	}
 	if n := r.Counts.CompetingEntries; n > 0 {
 		on += fmt.Sprintf(", competed %d times", n)
+		if m := r.Counts.CompetingReversals; m > 0 {
+			on += fmt.Sprintf(" (%d ended for not paying)", m)
+		}
 	}
 	fmt.Fprintf(tw, "interface\t%s\tgroup %s\n", r.Iface, r.Group)
 	fmt.Fprintf(tw, "policy\t%s (%s)\t%s\n", r.Policy, on, r.Reason)

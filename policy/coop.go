@@ -213,6 +213,11 @@ type coop struct {
 	// evaluation), restored when coop competes.
 	comp     compete
 	peakRate float64
+	// pay judges each off period by its outcome (coop_payoff.go);
+	// payNote is the reason of a reversal, shown in the evaluation it
+	// happened in.
+	pay     payoff
+	payNote string
 	// peakGroup is the same decaying maximum of the group's delivery (Σ rates):
 	// what the medium has been seen to carry for the group (targetQueue).
 	peakGroup float64
@@ -265,6 +270,9 @@ func (c *coop) Decide(v View) Decision {
 		return copyDecision(c.last)
 	}
 	c.peakGroup = max(c.peakGroup*peakDecay, g.measured)
+	if update {
+		c.pay.note(g.measured)
+	}
 	c.last = c.evaluate(v, gs, g, update)
 	if c.last.Mode == "" {
 		c.last.Mode = ModeCooperative
@@ -323,6 +331,9 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 	c.targets, c.dStar = targets, seconds(dStar)
 
 	d := decision(per, c.reason(g, gain, targetRatio, dStar, share, inflated, boundsReason(gs, per, targets), probeNote))
+	if c.payNote != "" {
+		d.Reason, d.Reversed, c.payNote = c.payNote+"; "+d.Reason, true, ""
+	}
 	if !cp.DisableQueueProbe {
 		d.QueueSegments = uint32(c.probe.learned(cp))
 	}
@@ -338,7 +349,7 @@ func (c *coop) estimate(now time.Time, g group, dStar, mss float64, update bool)
 	switch {
 	case c.capacity == 0:
 		c.capacity = max(g.measured, g.n()*mss)
-		if !cp.DisableSwitchOff {
+		if !cp.DisableSwitchOff && c.pay.trusted(now) {
 			// The first measurement comes at the first inflation: the
 			// elasticity test starts with it, so the first windows are a
 			// probe at today's queue, not a slam to the target's.
@@ -354,7 +365,8 @@ func (c *coop) estimate(now time.Time, g group, dStar, mss float64, update bool)
 		// is back the next episode starts from that (the lab: 560 → 206 kB/s
 		// in two such ticks, the terminals squeezed for the rest of the run).
 		lift := !c.comp.open() || c.comp.startedAt(now) || g.d < cp.OffRatio*dStar
-		c.capacity, gain = nextCapacity(cp, g, c.capacity, dStar, mss, c.comp.hold(), lift)
+		hold := max(c.comp.hold(), c.pay.hold(now, g.d, dStar))
+		c.capacity, gain = nextCapacity(cp, g, c.capacity, dStar, mss, hold, lift)
 		return gain
 	}
 	return 1
@@ -457,11 +469,30 @@ func (c *coop) probeMoves(g group, mss, s float64) bool {
 func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float64) (Decision, bool) {
 	cp := c.p.Coop
 	back := c.comp.rejoin(now, g.boundedPeers())
+	rev := ""
 	if off, why := c.comp.off(now); off {
-		return c.competing(gs, g.terms[0], fmt.Sprintf("%s; now ratio %.2f", why, g.ratio()), 0), true
+		rev = c.pay.judge(now, g.rbar+g.d, cp.OffAfter, cp.OffFor)
+		if rev == "" {
+			return c.competing(gs, g.terms[0], fmt.Sprintf("%s; now ratio %.2f, the group delivering %.0f B/s (%.0f when it cooperated)", why, g.ratio(), g.measured, c.pay.rate), 0), true
+		}
+		// Competing did not pay (coop_payoff.go): cooperate again now,
+		// with windows sized for the target — the queue is the group's
+		// own and drains — and no verdict during the hold-off.
+		c.comp.endOff(now)
+		c.payNote = rev
 	}
 	if c.comp.retry(now) {
 		c.capacity = 0
+		c.pay.ended()
+		if rev != "" {
+			// The estimate starts from the hold (coop_payoff.go): what
+			// the group delivered when it cooperated, cut once.
+			c.capacity = c.pay.hold(now, g.d, dStar)
+		}
+	}
+	if !c.pay.trusted(now) {
+		c.comp.quiet()
+		return Decision{}, false
 	}
 	// The capacity floor is HiFloor segments per terminal over the RTT the
 	// windows are sized for (R̄ + d*, or R̄ + the queue while an episode is
@@ -490,6 +521,7 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 	}
 	if why := c.comp.observe(now, cp, len(g.terms), g.d, dStar, g.rbar, effective, floorWin, sized, g.measured); why != "" {
 		c.capacity = 0
+		c.pay.verdict(now, g.rbar+g.d)
 		// The floor starts from the terminal's recent peak, or the group's
 		// delivery per terminal when the episode began if that is more:
 		// a terminal whose windows were bounded before it ever reached its
@@ -780,6 +812,7 @@ func (c *coop) competing(gs []dstGroup, self terminal, why string, seed float64)
 func (c *coop) reset() {
 	c.tick = cadence{}
 	c.comp, c.peakRate, c.peakGroup, c.probe, c.probeEpoch, c.probeWindow = compete{}, 0, 0, queueProbe{}, 0, 0
+	c.pay, c.payNote = payoff{}, ""
 	c.capacity = 0
 	c.last = Decision{}
 	c.episodeHi = nil

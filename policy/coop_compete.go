@@ -147,6 +147,17 @@ func (s *compete) enterOff(now time.Time, base time.Duration) time.Duration {
 	return s.offFor
 }
 
+// endOff ends the off period at now (its outcome reversed it,
+// coop_payoff.go); the next retry starts afresh.
+func (s *compete) endOff(now time.Time) { s.offUntil = now }
+
+// quiet drops the test's episode and references: no verdict is to be
+// taken (the hold-off after a reversal, coop_payoff.go), and the windows
+// are sized for the target (windowQueue).
+func (s *compete) quiet() {
+	s.since, s.cutAt, s.c0, s.m0, s.held = time.Time{}, time.Time{}, 0, 0, time.Time{}
+}
+
 // retry ends an elapsed off period; it reports true when one just ended (the
 // caller then measures the capacity afresh).
 func (s *compete) retry(now time.Time) bool {

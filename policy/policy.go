@@ -97,6 +97,10 @@ type Decision struct {
 	QueueSegments uint32
 	// Mode is what the policy is doing, where it says ("" = it does not).
 	Mode Mode
+	// Reversed: this evaluation ended competitive mode before its time
+	// because competing did not pay (coop: the group's delivery fell and
+	// its RTT grew; docs/policies.md, coop step 9).
+	Reversed bool
 }
 
 // Mode names what a policy that has more than one way of bounding is doing

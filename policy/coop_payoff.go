@@ -1,0 +1,152 @@
+package policy
+
+import (
+	"fmt"
+	"time"
+)
+
+// payoff judges competitive mode by what it brings, not by the signal that
+// entered it. The elasticity test (compete) infers from the delay that the
+// queue is someone else's; where that inference is wrong — rate adaptation
+// (ARF, Minstrel) slowing a medium the group itself overloads, so that the
+// queue grows while the group cuts — releasing the bounds hands the medium
+// to the kernel's CUBIC, whose backlogged stations collide more, whose rates
+// fall further, and whose queue grows by seconds: the outcome that
+// cooperating was meant to prevent (testbed2012 in the lab, 10 coop
+// terminals at 256 ms, 2026-11-27: the group delivered 1.3 MB/s at 1.3 s
+// RTT when its agents gave their verdicts, and 0.2–0.6 MB/s at 3–15 s RTT
+// after). Beside hosts that keep the queue full the outcome is the reverse:
+// the terminals were squeezed before the verdict, and competing gives them
+// more.
+//
+// So the verdict is an experiment whose result is measured: the group's
+// delivery (smoothed) and its RTT at the verdict are the reference. Once
+// the off period has run for max(OffAfter, two round trips at the verdict's
+// RTT), a group whose RTT has grown to PayRTT × the reference while its
+// delivery averaged under PayLoss × the reference since then lost throughput
+// and gained delay by competing: the queue was its own. coop then ends the
+// off period at once, sizes its windows for the target (the drain, not the
+// elasticity test's cut of a third), and takes no verdict for a while —
+// OffFor, doubling (up to 8 ×) with each reversal in a row, back to OffFor
+// after an off period that paid (was not reversed). This is "switch off when
+// it does not help" (papers/004 §VI) turned on the switch-off itself, as the
+// Guard (guard.go) turns it on control: the papers' future work asks that the
+// middleware never be worse than the standard algorithm, and it can be worse
+// by leaving as well as by staying.
+type payoff struct {
+	smooth float64 // the group's delivery, smoothed (B/s; 0 = none yet)
+
+	at        time.Time // the verdict under judgment; zero = none
+	rate, rtt float64   // the group's delivery (B/s) and RTT (s) at the verdict
+	// sum and count of the group's delivery at the evaluations since the
+	// verdict's settling time: its mean is what competing delivered (the
+	// AP hands the ACKs back in bursts, a second's delivery under rate
+	// adaptation moves by ×10, and a maximum of it, even smoothed, is a
+	// burst).
+	sum      float64
+	count    int
+	last     float64   // the group's delivery at the last evaluation
+	distrust time.Time // no verdict before this (after a reversal)
+	// drain is the least capacity estimate (B/s) after a reversal until
+	// the group's queue is first back at its target (hold).
+	drain     float64
+	holdoff   time.Duration
+	reversals int // reversals in a row
+}
+
+const (
+	// PayLoss: competing that never delivered more than this fraction of
+	// what the group delivered when it cooperated lost throughput.
+	PayLoss = 0.8
+	// PayRTT: ... and one whose RTT grew to this multiple of the RTT at
+	// the verdict gained delay: the queue was the group's own.
+	PayRTT = 2.0
+	// paySmooth is the weight of one evaluation in the smoothed delivery
+	// (a time constant of about four evaluations, 2 s at the default 0.5 s):
+	// the group's delivery moves ±10 % from one evaluation to the next on a
+	// constant-rate medium, and the AP hands ACKs back in bursts.
+	paySmooth = 0.25
+	// payCount is the least number of evaluations the mean is taken over.
+	payCount = 4
+)
+
+// note records the group's delivery (B/s) at an evaluation.
+func (p *payoff) note(measured float64) {
+	if !(measured >= 0) {
+		return
+	}
+	p.last = measured
+	if p.smooth == 0 {
+		p.smooth = measured
+		return
+	}
+	p.smooth += paySmooth * (measured - p.smooth)
+}
+
+// trusted reports whether the elasticity test may give a verdict at now:
+// not within the hold-off after a reversal.
+func (p *payoff) trusted(now time.Time) bool {
+	return p.distrust.IsZero() || !now.Before(p.distrust)
+}
+
+// verdict starts judging the off period that begins at now: rtt is the
+// group's RTT (R̄ + d, s) at the verdict.
+func (p *payoff) verdict(now time.Time, rtt float64) {
+	p.at, p.rate, p.rtt, p.sum, p.count = now, p.smooth, rtt, 0, 0
+}
+
+// judge judges the off period at an evaluation (rtt as in verdict; offAfter
+// CoopParams.OffAfter). It returns a reason when competing has not paid and
+// coop must cooperate again now, with hold-off the time no verdict is taken
+// from then (OffFor, doubling with each reversal in a row, up to 8 ×).
+func (p *payoff) judge(now time.Time, rtt float64, offAfter, offFor time.Duration) string {
+	if p.at.IsZero() || !(p.rate > 0) || !(p.rtt > 0) {
+		return ""
+	}
+	if now.Sub(p.at) < max(offAfter, seconds(2*p.rtt)) {
+		return ""
+	}
+	p.sum += p.last
+	p.count++
+	mean := p.sum / float64(p.count)
+	if p.count < payCount || rtt < PayRTT*p.rtt || mean >= PayLoss*p.rate {
+		return ""
+	}
+	if p.holdoff == 0 || p.reversals == 0 {
+		p.holdoff = offFor
+	} else {
+		p.holdoff = min(2*p.holdoff, 8*offFor)
+	}
+	p.reversals++
+	p.distrust = now.Add(p.holdoff)
+	p.drain = InelasticCut * p.rate
+	why := fmt.Sprintf("coop: cooperating again after %v of competing that did not pay: the group's delivery %.0f B/s on average against %.0f B/s when it cooperated, its RTT %v against %v (the queue was the group's own, e.g. rate adaptation slowing a medium the group overloads); no switch-off for %v",
+		now.Sub(p.at).Round(100*time.Millisecond), mean, p.rate, seconds(rtt).Round(time.Millisecond), seconds(p.rtt).Round(time.Millisecond), p.holdoff)
+	p.at = time.Time{}
+	return why
+}
+
+// hold is the least capacity estimate (B/s) at an evaluation with the
+// group's queue d and target d* (s): after a reversal, until the queue is
+// first back at the target (or the hold-off is over), InelasticCut of what
+// the group delivered when it cooperated — the windows then drain the
+// group's own queue of seconds without the control law cutting the
+// estimate by half every evaluation on the way down, as it does far above
+// the target (testbed2012 in the lab, 2026-11-27: from 1.1 MB/s to 108 kB/s
+// in five evaluations while a queue of 4 s drained, and 10 s of a fifth of
+// the medium's rate to ramp back). 0 = none.
+func (p *payoff) hold(now time.Time, d, dStar float64) float64 {
+	if p.drain > 0 && (d <= dStar || p.trusted(now)) {
+		p.drain = 0
+	}
+	return p.drain
+}
+
+// ended records that an off period ran its course (it was not reversed):
+// competing paid, and the next reversal's hold-off starts from OffFor.
+func (p *payoff) ended() {
+	if !p.at.IsZero() {
+		p.reversals = 0
+	}
+	p.at = time.Time{}
+}

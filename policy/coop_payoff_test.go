@@ -1,0 +1,197 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestPayoffReversesACompetitionThatLostThroughputAndGainedDelay(t *testing.T) {
+	at := func(s float64) time.Time { return t0.Add(secs(s)) }
+	const offAfter, offFor = time.Second, 30 * time.Second
+	// The lab's testbed2012 trace (10 coop terminals, 256 ms): 1.3 MB/s at
+	// 1.3 s RTT at the verdict; competing, the delivery falls to 0.4 MB/s
+	// and the RTT grows by a second every two seconds.
+	var p payoff
+	for s := 0.0; s < 5; s += 0.5 {
+		p.note(1.3e6)
+	}
+	p.verdict(at(5), 1.3)
+	reversedAt := -1.0
+	for s := 5.5; s < 30; s += 0.5 {
+		p.note(0.4e6)
+		rtt := 1.3 + (s-5)/2
+		if why := p.judge(at(s), rtt, offAfter, offFor); why != "" {
+			if !strings.Contains(why, "cooperating again") || !strings.Contains(why, "30s") {
+				t.Fatalf("reason %q: want what happened and the hold-off", why)
+			}
+			reversedAt = s
+			break
+		}
+	}
+	// Two round trips at the verdict's RTT (2.6 s) to settle, the RTT at
+	// 2 × 1.3 s from 7.6 s, and the mean over payCount evaluations.
+	if reversedAt < 9 || reversedAt > 9.5 {
+		t.Fatalf("reversed at %.1f s, want 9–9.5 s", reversedAt)
+	}
+	if p.trusted(at(reversedAt+29)) || !p.trusted(at(reversedAt+30)) {
+		t.Fatal("hold-off is not OffFor")
+	}
+	// Reversed again right after: the hold-off doubles, up to 8 × OffFor.
+	want := []time.Duration{60 * time.Second, 120 * time.Second, 240 * time.Second, 240 * time.Second}
+	now := reversedAt + 30
+	for i, w := range want {
+		p.note(1.3e6)
+		p.note(1.3e6)
+		p.verdict(at(now), 1.3)
+		end := collapse(&p, at, now+3, 0.3e6)
+		if end < 0 {
+			t.Fatalf("reversal %d: none", i+2)
+		}
+		if p.trusted(at(end).Add(w-time.Second)) || !p.trusted(at(end).Add(w)) {
+			t.Fatalf("reversal %d: hold-off is not %v", i+2, w)
+		}
+		now = end + w.Seconds()
+	}
+	// An off period that paid (ran its course) forgives: the next
+	// reversal's hold-off is OffFor again.
+	p.verdict(at(now), 1.3)
+	p.ended()
+	p.verdict(at(now+1), 1.3)
+	if end := collapse(&p, at, now+4, 0.1e6); end < 0 || p.trusted(at(end+29)) || !p.trusted(at(end+30)) {
+		t.Fatal("after an off period that paid: want a reversal with a hold-off of 30 s")
+	}
+}
+
+// collapse feeds p a group delivering rate (B/s) at an RTT of 3 s from
+// second from on, and returns the second of the reversal (-1: none in 10 s).
+func collapse(p *payoff, at func(float64) time.Time, from, rate float64) float64 {
+	for s := from; s < from+10; s += 0.5 {
+		p.note(rate)
+		if p.judge(at(s), 3, time.Second, 30*time.Second) != "" {
+			return s
+		}
+	}
+	return -1
+}
+
+func TestPayoffKeepsACompetitionThatPays(t *testing.T) {
+	at := func(s float64) time.Time { return t0.Add(secs(s)) }
+	cases := []struct {
+		name     string
+		delivery float64 // B/s while competing (1e6 at the verdict)
+		rtt      float64 // s while competing (0.5 at the verdict)
+	}{
+		// Beside hosts that squeezed the group: competing gives it more,
+		// whatever it does to the RTT (its own station queue fills).
+		{"more throughput, more delay", 1.6e6, 2.5},
+		// The same throughput at several times the delay is no loss of
+		// throughput: kept (what the hosts' queue does to the RTT is
+		// theirs).
+		{"as much throughput, more delay", 0.95e6, 2.5},
+		// Less throughput at the same delay: the medium changed, not the
+		// queue's owner.
+		{"less throughput, same delay", 0.3e6, 0.6},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var p payoff
+			for i := 0; i < 10; i++ {
+				p.note(1e6)
+			}
+			p.verdict(at(0), 0.5)
+			for s := 0.5; s < 30; s += 0.5 {
+				p.note(tc.delivery)
+				if why := p.judge(at(s), tc.rtt, time.Second, 30*time.Second); why != "" {
+					t.Fatalf("t=%.1f: reversed: %q", s, why)
+				}
+			}
+		})
+	}
+	// Nothing is judged before two round trips at the verdict's RTT, and
+	// then over payCount evaluations.
+	var p payoff
+	p.note(1e6)
+	p.verdict(at(0), 1)
+	if end := collapse(&p, at, 0.5, 0); end != 3.5 {
+		t.Fatalf("reversed at %.1f s, want 3.5 s (settled at 2 s, then four evaluations)", end)
+	}
+}
+
+// coopThroughAVerdict drives a terminal and one peer at 256 ms through a
+// verdict: a queue that drains with the cuts (theirs) and then stays at
+// 1 s although coop cuts. It returns the decision function (second, queue,
+// each terminal's delivery) and the second of the verdict.
+func coopThroughAVerdict(t *testing.T) (at func(s float64, q time.Duration, rate float64) Decision, offAt float64) {
+	t.Helper()
+	c := newCoopT(t, Params{})
+	base := 256 * time.Millisecond
+	at = func(s float64, q time.Duration, rate float64) Decision {
+		return c.Decide(View{Now: t0.Add(secs(s)),
+			Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: base + q, MinRTT: base, DeliveryRate: rate, Cwnd: 2000}},
+			Peers: []PeerView{inflatedPeer(base, q, rate)}})
+	}
+	for s := 0.0; s < 30; s += 0.5 {
+		if d := at(s, time.Second, 650e3); d.Mode == ModeCompeting {
+			return at, s
+		}
+	}
+	t.Fatal("no verdict on a queue of 1 s that ignores 30 s of cuts")
+	return nil, 0
+}
+
+func TestCoopCooperatesAgainWhenCompetingDoesNotPay(t *testing.T) {
+	at, offAt := coopThroughAVerdict(t)
+	// Competing, the group's delivery falls to a third and its RTT grows
+	// (rate adaptation collapsing under the released CUBIC).
+	backAt := -1.0
+	var back Decision
+	for s := offAt + 0.5; s < offAt+15; s += 0.5 {
+		q := time.Second + secs(0.5*(s-offAt))
+		if d := at(s, q, 220e3); d.Mode != ModeCompeting {
+			backAt, back = s, d
+			break
+		}
+	}
+	if backAt < 0 {
+		t.Fatal("competing that lost throughput and tripled the RTT was kept for 15 s")
+	}
+	if !strings.Contains(back.Reason, "cooperating again") {
+		t.Fatalf("back without saying why: %q", back.Reason)
+	}
+	// The windows are sized for the target, to drain the group's own queue:
+	// at 70 % of what the group delivered when it cooperated (1.3 MB/s,
+	// this terminal's half) over 256 ms and a target of 38 ms, 92 segments
+	// — not for the queue of seconds as it is (860).
+	hi := back.PerDst[dstA].Hi
+	if hi < 80 || hi > 100 {
+		t.Fatalf("hi %d segments on the return, want the target's window at the hold (92), not the queue's", hi)
+	}
+	// No verdict during the hold-off, whatever the queue does, and while
+	// the queue drains the estimate holds (the law alone halves it every
+	// evaluation this far above the target).
+	for s := backAt + 0.5; s < backAt+29.5; s += 0.5 {
+		d := at(s, 3*time.Second, 220e3)
+		if d.Mode == ModeCompeting || d.PerDst[dstA].Hi == 0 {
+			t.Fatalf("t=%.1f: competing again within the hold-off: %q", s, d.Reason)
+		}
+		if d.PerDst[dstA].Hi < hi*9/10 {
+			t.Fatalf("t=%.1f: hi %d while the queue drains, want the hold's %d", s, d.PerDst[dstA].Hi, hi)
+		}
+	}
+	// Back at the target the hold goes: the law takes the estimate from there.
+	if d := at(backAt+30, 0, 220e3); d.PerDst[dstA].Hi == 0 {
+		t.Fatalf("no bounds at the target: %q", d.Reason)
+	}
+}
+
+func TestCoopKeepsCompetingThatPays(t *testing.T) {
+	at, offAt := coopThroughAVerdict(t)
+	// Beside hosts that squeezed the group: competing, its delivery rises
+	// while its own CUBIC triples the RTT. The off period runs its course.
+	for s := offAt + 0.5; s < offAt+29.5; s += 0.5 {
+		if d := at(s, 3*time.Second, 900e3); d.Mode != ModeCompeting {
+			t.Fatalf("t=%.1f (verdict at %.1f): competing that pays was ended: %q", s, offAt, d.Reason)
+		}
+	}
+}
