@@ -979,10 +979,7 @@ func readEmuValidity(res *schema.Run, path string) {
 		return
 	}
 	res.Emu = json.RawMessage(b)
-	var v struct {
-		Valid  bool   `json:"valid"`
-		Reason string `json:"reason"`
-	}
+	var v analysis.EmuStatus
 	if err := json.Unmarshal(b, &v); err != nil {
 		res.Valid, res.InvalidReason = false, "emu.json: "+err.Error()
 		return

@@ -271,7 +271,7 @@ func (c *coop) Decide(v View) Decision {
 	}
 	c.peakGroup = max(c.peakGroup*peakDecay, g.measured)
 	if update {
-		c.pay.note(g.measured)
+		c.pay.note(g.measured / g.n())
 	}
 	c.last = c.evaluate(v, gs, g, update)
 	if c.last.Mode == "" {
@@ -365,7 +365,7 @@ func (c *coop) estimate(now time.Time, g group, dStar, mss float64, update bool)
 		// is back the next episode starts from that (the lab: 560 → 206 kB/s
 		// in two such ticks, the terminals squeezed for the rest of the run).
 		lift := !c.comp.open() || c.comp.startedAt(now) || g.d < cp.OffRatio*dStar
-		hold := max(c.comp.hold(), c.pay.hold(now, g.d, dStar))
+		hold := max(c.comp.hold(), c.pay.hold(now, g.d, dStar, g.n()))
 		c.capacity, gain = nextCapacity(cp, g, c.capacity, dStar, mss, hold, lift)
 		return gain
 	}
@@ -468,12 +468,12 @@ func (c *coop) probeMoves(g group, mss, s float64) bool {
 // and done = true.
 func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float64) (Decision, bool) {
 	cp := c.p.Coop
-	back := c.comp.rejoin(now, g.boundedPeers())
+	back := c.comp.rejoin(now, g.boundedPeers(), len(g.terms)-1, c.pay.settle(cp.OffAfter))
 	rev := ""
 	if off, why := c.comp.off(now); off {
 		rev = c.pay.judge(now, g.rbar+g.d, cp.OffAfter, cp.OffFor)
 		if rev == "" {
-			return c.competing(gs, g.terms[0], fmt.Sprintf("%s; now ratio %.2f, the group delivering %.0f B/s (%.0f when it cooperated)", why, g.ratio(), g.measured, c.pay.rate), 0), true
+			return c.competing(gs, g.terms[0], fmt.Sprintf("%s; now ratio %.2f, the group delivering %.0f B/s per terminal (%.0f when it cooperated)", why, g.ratio(), g.measured/g.n(), c.pay.rate), 0), true
 		}
 		// Competing did not pay (coop_payoff.go): cooperate again now,
 		// with windows sized for the target — the queue is the group's
@@ -487,7 +487,7 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 		if rev != "" {
 			// The estimate starts from the hold (coop_payoff.go): what
 			// the group delivered when it cooperated, cut once.
-			c.capacity = c.pay.hold(now, g.d, dStar)
+			c.capacity = c.pay.hold(now, g.d, dStar, g.n())
 		}
 	}
 	if !c.pay.trusted(now) {

@@ -676,18 +676,45 @@ func TestCompeteRejoin(t *testing.T) {
 	var s compete
 	s.offFor = 30 * time.Second
 	s.offUntil = t0.Add(30 * time.Second) // off since t0
-	s.rejoin(t0, 1)                       // one peer bounded (the count's start)
-	s.rejoin(t0.Add(5*time.Second), 0)
-	if s.rejoin(t0.Add(10*time.Second), 1); !s.offUntil.Equal(t0.Add(30 * time.Second)) {
+	s.rejoin(t0, 1, 1, time.Second)       // one peer bounded (the count's start)
+	s.rejoin(t0.Add(5*time.Second), 0, 1, time.Second)
+	if s.rejoin(t0.Add(10*time.Second), 1, 1, time.Second); !s.offUntil.Equal(t0.Add(30 * time.Second)) {
 		t.Fatalf("a peer back 10 s into a 30 s off period: off until %v, want 30 s", s.offUntil.Sub(t0))
 	}
-	s.rejoin(t0.Add(12*time.Second), 0)
+	s.rejoin(t0.Add(12*time.Second), 0, 1, time.Second)
 	at := t0.Add(16 * time.Second)
-	if !s.rejoin(at, 1) || !s.offUntil.Equal(at) {
+	if !s.rejoin(at, 1, 1, time.Second) || !s.offUntil.Equal(at) {
 		t.Fatalf("a peer back 16 s into a 30 s off period: off until %v, want now (16 s)", s.offUntil.Sub(t0))
 	}
 	if off, _ := s.off(at); off {
 		t.Fatal("still off after the peer's return")
+	}
+
+	// Most of the group's peers under bounds (and at least two), once the
+	// verdict has settled (here 2 s): the off period ends, whether they
+	// just came back or never left. Half of them, or one of one, does not.
+	for _, tc := range []struct {
+		before, after, peers int
+		at                   float64 // s into the off period
+		ends                 bool
+	}{
+		{4, 5, 9, 2, true},    // 5 of 9 back
+		{9, 9, 9, 2, true},    // all nine never left
+		{9, 9, 9, 1.5, false}, // not settled yet
+		{3, 4, 9, 2, false},   // 4 of 9
+		{1, 2, 3, 2, true},    // 2 of 3
+		{2, 2, 4, 2, false},   // 2 of 4: half
+		{1, 1, 1, 20, false},  // one peer alone (a return 20 s in would end it: half)
+	} {
+		var m compete
+		m.offFor = 30 * time.Second
+		m.offUntil = t0.Add(30 * time.Second)
+		m.rejoin(t0, tc.before, tc.peers, 2*time.Second)
+		at := t0.Add(secs(tc.at))
+		m.rejoin(at, tc.after, tc.peers, 2*time.Second)
+		if ended := m.offUntil.Equal(at); ended != tc.ends {
+			t.Errorf("%d of %d peers bounded, %.1f s into the off period: ended %v, want %v", tc.after, tc.peers, tc.at, ended, tc.ends)
+		}
 	}
 
 	var e compete

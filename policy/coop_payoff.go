@@ -20,7 +20,13 @@ import (
 // more.
 //
 // So the verdict is an experiment whose result is measured: the group's
-// delivery (smoothed) and its RTT at the verdict are the reference. Once
+// delivery per terminal (smoothed) and its RTT at the verdict are the
+// reference. Per terminal, because the group that is heard changes: behind
+// hosts that fill the AP's queue the peers' status messages are lost, and
+// the group's sum fell with the peers it counted (lab, coexistence N = 10,
+// 4 coop terminals beside 6 CUBIC hosts, 2026-11-27: a reference of four
+// terminals' delivery against one terminal's, and the off period was
+// reversed beside hosts that kept the queue). Once
 // the off period has run for max(OffAfter, two round trips at the verdict's
 // RTT), a group whose RTT has grown to PayRTT × the reference while its
 // delivery averaged under PayLoss × the reference since then lost throughput
@@ -34,10 +40,10 @@ import (
 // middleware never be worse than the standard algorithm, and it can be worse
 // by leaving as well as by staying.
 type payoff struct {
-	smooth float64 // the group's delivery, smoothed (B/s; 0 = none yet)
+	smooth float64 // the group's delivery per terminal, smoothed (B/s; 0 = none yet)
 
 	at        time.Time // the verdict under judgment; zero = none
-	rate, rtt float64   // the group's delivery (B/s) and RTT (s) at the verdict
+	rate, rtt float64   // the group's delivery per terminal (B/s) and RTT (s) at the verdict
 	// sum and count of the group's delivery at the evaluations since the
 	// verdict's settling time: its mean is what competing delivered (the
 	// AP hands the ACKs back in bursts, a second's delivery under rate
@@ -47,8 +53,8 @@ type payoff struct {
 	count    int
 	last     float64   // the group's delivery at the last evaluation
 	distrust time.Time // no verdict before this (after a reversal)
-	// drain is the least capacity estimate (B/s) after a reversal until
-	// the group's queue is first back at its target (hold).
+	// drain is the least capacity estimate per terminal (B/s) after a
+	// reversal until the group's queue is first back at its target (hold).
 	drain     float64
 	holdoff   time.Duration
 	reversals int // reversals in a row
@@ -70,7 +76,7 @@ const (
 	payCount = 4
 )
 
-// note records the group's delivery (B/s) at an evaluation.
+// note records the group's delivery per terminal (B/s) at an evaluation.
 func (p *payoff) note(measured float64) {
 	if !(measured >= 0) {
 		return
@@ -95,6 +101,12 @@ func (p *payoff) verdict(now time.Time, rtt float64) {
 	p.at, p.rate, p.rtt, p.sum, p.count = now, p.smooth, rtt, 0, 0
 }
 
+// settle is how long after the verdict its outcome is first judged:
+// two round trips at the verdict's RTT, and at least offAfter.
+func (p *payoff) settle(offAfter time.Duration) time.Duration {
+	return max(offAfter, seconds(2*p.rtt))
+}
+
 // judge judges the off period at an evaluation (rtt as in verdict; offAfter
 // CoopParams.OffAfter). It returns a reason when competing has not paid and
 // coop must cooperate again now, with hold-off the time no verdict is taken
@@ -103,7 +115,7 @@ func (p *payoff) judge(now time.Time, rtt float64, offAfter, offFor time.Duratio
 	if p.at.IsZero() || !(p.rate > 0) || !(p.rtt > 0) {
 		return ""
 	}
-	if now.Sub(p.at) < max(offAfter, seconds(2*p.rtt)) {
+	if now.Sub(p.at) < p.settle(offAfter) {
 		return ""
 	}
 	p.sum += p.last
@@ -120,14 +132,14 @@ func (p *payoff) judge(now time.Time, rtt float64, offAfter, offFor time.Duratio
 	p.reversals++
 	p.distrust = now.Add(p.holdoff)
 	p.drain = InelasticCut * p.rate
-	why := fmt.Sprintf("coop: cooperating again after %v of competing that did not pay: the group's delivery %.0f B/s on average against %.0f B/s when it cooperated, its RTT %v against %v (the queue was the group's own, e.g. rate adaptation slowing a medium the group overloads); no switch-off for %v",
+	why := fmt.Sprintf("coop: cooperating again after %v of competing that did not pay: the group's delivery %.0f B/s per terminal on average against %.0f B/s when it cooperated, its RTT %v against %v (the queue was the group's own, e.g. rate adaptation slowing a medium the group overloads); no switch-off for %v",
 		now.Sub(p.at).Round(100*time.Millisecond), mean, p.rate, seconds(rtt).Round(time.Millisecond), seconds(p.rtt).Round(time.Millisecond), p.holdoff)
 	p.at = time.Time{}
 	return why
 }
 
 // hold is the least capacity estimate (B/s) at an evaluation with the
-// group's queue d and target d* (s): after a reversal, until the queue is
+// group's queue d and target d* (s) and n terminals: after a reversal, until the queue is
 // first back at the target (or the hold-off is over), InelasticCut of what
 // the group delivered when it cooperated — the windows then drain the
 // group's own queue of seconds without the control law cutting the
@@ -135,11 +147,11 @@ func (p *payoff) judge(now time.Time, rtt float64, offAfter, offFor time.Duratio
 // the target (testbed2012 in the lab, 2026-11-27: from 1.1 MB/s to 108 kB/s
 // in five evaluations while a queue of 4 s drained, and 10 s of a fifth of
 // the medium's rate to ramp back). 0 = none.
-func (p *payoff) hold(now time.Time, d, dStar float64) float64 {
+func (p *payoff) hold(now time.Time, d, dStar, n float64) float64 {
 	if p.drain > 0 && (d <= dStar || p.trusted(now)) {
 		p.drain = 0
 	}
-	return p.drain
+	return p.drain * n
 }
 
 // ended records that an off period ran its course (it was not reversed):

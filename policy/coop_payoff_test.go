@@ -185,6 +185,43 @@ func TestCoopCooperatesAgainWhenCompetingDoesNotPay(t *testing.T) {
 	}
 }
 
+// TestCoopKeepsCompetingWhenPeersGoUnheard: behind hosts that fill the AP's
+// queue the peers' status messages are lost and the group that is heard
+// shrinks; its delivery per terminal, not its sum, is what competing is
+// judged by (lab, coexistence N = 10 with 4 coop terminals, 2026-11-27: a
+// sum over four terminals at the verdict against one after, and the off
+// period was reversed beside the hosts).
+func TestCoopKeepsCompetingWhenPeersGoUnheard(t *testing.T) {
+	c := newCoopT(t, Params{})
+	base := 256 * time.Millisecond
+	at := func(s float64, q time.Duration, peers int) Decision {
+		var pv []PeerView
+		for i := 0; i < peers; i++ {
+			pv = append(pv, inflatedPeer(base, q, 650e3))
+		}
+		return c.Decide(View{Now: t0.Add(secs(s)),
+			Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: base + q, MinRTT: base, DeliveryRate: 650e3, Cwnd: 2000}},
+			Peers: pv})
+	}
+	offAt := -1.0
+	for s := 0.0; s < 30; s += 0.5 {
+		if d := at(s, time.Second, 3); d.Mode == ModeCompeting {
+			offAt = s
+			break
+		}
+	}
+	if offAt < 0 {
+		t.Fatal("no verdict")
+	}
+	// Competing: every terminal still delivers what it did, the RTT
+	// triples, and only one peer of three is heard.
+	for s := offAt + 0.5; s < offAt+29.5; s += 0.5 {
+		if d := at(s, 3*time.Second, 1); d.Mode != ModeCompeting {
+			t.Fatalf("t=%.1f (verdict at %.1f): reversed when peers went unheard: %q", s, offAt, d.Reason)
+		}
+	}
+}
+
 func TestCoopKeepsCompetingThatPays(t *testing.T) {
 	at, offAt := coopThroughAVerdict(t)
 	// Beside hosts that squeezed the group: competing, its delivery rises
