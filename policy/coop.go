@@ -271,7 +271,7 @@ func (c *coop) Decide(v View) Decision {
 	}
 	c.peakGroup = max(c.peakGroup*peakDecay, g.measured)
 	if update {
-		c.pay.note(g.measured / g.n())
+		c.pay.note(self.rate, g.measured/g.n())
 	}
 	c.last = c.evaluate(v, gs, g, update)
 	if c.last.Mode == "" {

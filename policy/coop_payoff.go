@@ -19,9 +19,10 @@ import (
 // the terminals were squeezed before the verdict, and competing gives them
 // more.
 //
-// So the verdict is an experiment whose result is measured: the group's
-// delivery per terminal (smoothed) and its RTT at the verdict are the
-// reference. Per terminal, because the group that is heard changes: behind
+// So the verdict is an experiment whose result is measured: the delivery
+// (smoothed; the lower of this terminal's and the group's per terminal,
+// note) and the group's RTT at the verdict are the reference. The group's
+// per terminal, because the group that is heard changes: behind
 // hosts that fill the AP's queue the peers' status messages are lost, and
 // the group's sum fell with the peers it counted (lab, coexistence N = 10,
 // 4 coop terminals beside 6 CUBIC hosts, 2026-11-27: a reference of four
@@ -40,7 +41,7 @@ import (
 // middleware never be worse than the standard algorithm, and it can be worse
 // by leaving as well as by staying.
 type payoff struct {
-	smooth float64 // the group's delivery per terminal, smoothed (B/s; 0 = none yet)
+	smooth float64 // the lower of own and the group's delivery per terminal, smoothed (B/s; 0 = none yet)
 
 	at        time.Time // the verdict under judgment; zero = none
 	rate, rtt float64   // the group's delivery per terminal (B/s) and RTT (s) at the verdict
@@ -51,7 +52,7 @@ type payoff struct {
 	// burst).
 	sum      float64
 	count    int
-	last     float64   // the group's delivery at the last evaluation
+	last     float64   // the higher of own and the group's delivery per terminal at the last evaluation
 	distrust time.Time // no verdict before this (after a reversal)
 	// drain is the least capacity estimate per terminal (B/s) after a
 	// reversal until the group's queue is first back at its target (hold).
@@ -76,17 +77,29 @@ const (
 	payCount = 4
 )
 
-// note records the group's delivery per terminal (B/s) at an evaluation.
-func (p *payoff) note(measured float64) {
-	if !(measured >= 0) {
-		return
+// note records, at an evaluation, this terminal's delivery own and the
+// group's delivery per terminal group (B/s). The reference (smooth) follows
+// the lower of the two and what competing delivered (last) is the higher:
+// competing has not paid only if it did not pay this terminal and did not
+// pay the group. A peer's reports are the group's half only, so a peer
+// that lies about its delivery — high at the verdict, nothing after — can
+// keep an off period from being reversed (the behaviour before this test
+// existed), never make one reversed while this terminal's own delivery says
+// competing paid.
+func (p *payoff) note(own, group float64) {
+	if !(own >= 0) {
+		own = 0
 	}
-	p.last = measured
+	if !(group >= 0) {
+		group = own
+	}
+	ref := min(own, group)
+	p.last = max(own, group)
 	if p.smooth == 0 {
-		p.smooth = measured
+		p.smooth = ref
 		return
 	}
-	p.smooth += paySmooth * (measured - p.smooth)
+	p.smooth += paySmooth * (ref - p.smooth)
 }
 
 // trusted reports whether the elasticity test may give a verdict at now:

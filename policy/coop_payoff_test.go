@@ -14,12 +14,12 @@ func TestPayoffReversesACompetitionThatLostThroughputAndGainedDelay(t *testing.T
 	// and the RTT grows by a second every two seconds.
 	var p payoff
 	for s := 0.0; s < 5; s += 0.5 {
-		p.note(1.3e6)
+		p.note(1.3e6, 1.3e6)
 	}
 	p.verdict(at(5), 1.3)
 	reversedAt := -1.0
 	for s := 5.5; s < 30; s += 0.5 {
-		p.note(0.4e6)
+		p.note(0.4e6, 0.4e6)
 		rtt := 1.3 + (s-5)/2
 		if why := p.judge(at(s), rtt, offAfter, offFor); why != "" {
 			if !strings.Contains(why, "cooperating again") || !strings.Contains(why, "30s") {
@@ -41,8 +41,8 @@ func TestPayoffReversesACompetitionThatLostThroughputAndGainedDelay(t *testing.T
 	want := []time.Duration{60 * time.Second, 120 * time.Second, 240 * time.Second, 240 * time.Second}
 	now := reversedAt + 30
 	for i, w := range want {
-		p.note(1.3e6)
-		p.note(1.3e6)
+		p.note(1.3e6, 1.3e6)
+		p.note(1.3e6, 1.3e6)
 		p.verdict(at(now), 1.3)
 		end := collapse(&p, at, now+3, 0.3e6)
 		if end < 0 {
@@ -67,7 +67,7 @@ func TestPayoffReversesACompetitionThatLostThroughputAndGainedDelay(t *testing.T
 // second from on, and returns the second of the reversal (-1: none in 10 s).
 func collapse(p *payoff, at func(float64) time.Time, from, rate float64) float64 {
 	for s := from; s < from+10; s += 0.5 {
-		p.note(rate)
+		p.note(rate, rate)
 		if p.judge(at(s), 3, time.Second, 30*time.Second) != "" {
 			return s
 		}
@@ -97,11 +97,11 @@ func TestPayoffKeepsACompetitionThatPays(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var p payoff
 			for i := 0; i < 10; i++ {
-				p.note(1e6)
+				p.note(1e6, 1e6)
 			}
 			p.verdict(at(0), 0.5)
 			for s := 0.5; s < 30; s += 0.5 {
-				p.note(tc.delivery)
+				p.note(tc.delivery, tc.delivery)
 				if why := p.judge(at(s), tc.rtt, time.Second, 30*time.Second); why != "" {
 					t.Fatalf("t=%.1f: reversed: %q", s, why)
 				}
@@ -111,10 +111,47 @@ func TestPayoffKeepsACompetitionThatPays(t *testing.T) {
 	// Nothing is judged before two round trips at the verdict's RTT, and
 	// then over payCount evaluations.
 	var p payoff
-	p.note(1e6)
+	p.note(1e6, 1e6)
 	p.verdict(at(0), 1)
 	if end := collapse(&p, at, 0.5, 0); end != 3.5 {
 		t.Fatalf("reversed at %.1f s, want 3.5 s (settled at 2 s, then four evaluations)", end)
+	}
+}
+
+// TestPayoffReversesOnlyWhatPaidNeitherTheTerminalNorTheGroup: a peer's
+// reports are half of the judgement. One that lies — a high delivery at the
+// verdict, nothing after — cannot make an off period reversed while this
+// terminal's own delivery says competing paid; and a terminal that alone
+// gains while the group loses (a lone competitor) is not reversed either.
+func TestPayoffReversesOnlyWhatPaidNeitherTheTerminalNorTheGroup(t *testing.T) {
+	at := func(s float64) time.Time { return t0.Add(secs(s)) }
+	cases := []struct {
+		name               string
+		ownRef, groupRef   float64 // B/s before the verdict
+		ownComp, groupComp float64 // B/s competing
+		reversed           bool
+	}{
+		{"both fell (rate adaptation's collapse)", 1e6, 1e6, 0.3e6, 0.3e6, true},
+		{"a lying peer: the group's per-terminal rate falls, ours does not", 1e6, 8e6, 1e6, 0.5e6, false},
+		{"a lone competitor: ours rose, the group's fell", 1e6, 1e6, 2e6, 0.6e6, false},
+		{"ours fell, the group's rose (peers that gained)", 1e6, 1e6, 0.5e6, 1.2e6, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var p payoff
+			for i := 0; i < 10; i++ {
+				p.note(tc.ownRef, tc.groupRef)
+			}
+			p.verdict(at(0), 0.5)
+			got := false
+			for s := 0.5; s < 10 && !got; s += 0.5 {
+				p.note(tc.ownComp, tc.groupComp)
+				got = p.judge(at(s), 2, time.Second, 30*time.Second) != ""
+			}
+			if got != tc.reversed {
+				t.Fatalf("reversed %v, want %v", got, tc.reversed)
+			}
+		})
 	}
 }
 
