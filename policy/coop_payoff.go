@@ -29,8 +29,8 @@ import (
 // terminals' delivery against one terminal's, and the off period was
 // reversed beside hosts that kept the queue). Once
 // the off period has run for max(OffAfter, two round trips at the verdict's
-// RTT), a group whose RTT has grown to PayRTT × the reference while its
-// delivery averaged under PayLoss × the reference since then lost throughput
+// RTT), a group whose RTT has grown to PayRTT × the reference while what it
+// delivered averaged under PayLoss × the reference since then lost throughput
 // and gained delay by competing: the queue was its own. coop then ends the
 // off period at once, sizes its windows for the target (the drain, not the
 // elasticity test's cut of a third), and takes no verdict for a while —
@@ -44,9 +44,9 @@ type payoff struct {
 	smooth float64 // the lower of own and the group's delivery per terminal, smoothed (B/s; 0 = none yet)
 
 	at        time.Time // the verdict under judgment; zero = none
-	rate, rtt float64   // the group's delivery per terminal (B/s) and RTT (s) at the verdict
-	// sum and count of the group's delivery at the evaluations since the
-	// verdict's settling time: its mean is what competing delivered (the
+	rate, rtt float64   // the reference delivery (smooth, B/s) and the group's RTT (s) at the verdict
+	// sum and count of last at the evaluations since the verdict's
+	// settling time: their mean is what competing delivered (the
 	// AP hands the ACKs back in bursts, a second's delivery under rate
 	// adaptation moves by ×10, and a maximum of it, even smoothed, is a
 	// burst).
@@ -62,8 +62,8 @@ type payoff struct {
 }
 
 const (
-	// PayLoss: competing that never delivered more than this fraction of
-	// what the group delivered when it cooperated lost throughput.
+	// PayLoss: competing whose mean delivery stayed under this fraction of
+	// what was delivered at the verdict lost throughput.
 	PayLoss = 0.8
 	// PayRTT: ... and one whose RTT grew to this multiple of the RTT at
 	// the verdict gained delay: the queue was the group's own.
