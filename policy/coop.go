@@ -213,11 +213,8 @@ type coop struct {
 	// evaluation), restored when coop competes.
 	comp     compete
 	peakRate float64
-	// pay judges each off period by its outcome (coop_payoff.go);
-	// payNote is the reason of a reversal, shown in the evaluation it
-	// happened in.
-	pay     payoff
-	payNote string
+	// pay judges each off period by its outcome (coop_payoff.go).
+	pay payoff
 	// peakGroup is the same decaying maximum of the group's delivery (Σ rates):
 	// what the medium has been seen to carry for the group (targetQueue).
 	peakGroup float64
@@ -301,9 +298,12 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 	// does not shrink while the cooperating group cuts its windows, it is
 	// not ours (compete, coop_compete.go): no bounds for the off period,
 	// then a fresh start (the capacity is measured again).
+	rev := "" // the reason of a reversal of competitive mode (coop_payoff.go)
 	if !cp.DisableSwitchOff {
 		if d, done := c.switchOff(v.Now, gs, g, dStar, mss); done {
 			return d
+		} else if d.Reversed {
+			rev = d.Reason
 		}
 	}
 
@@ -331,8 +331,8 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 	c.targets, c.dStar = targets, seconds(dStar)
 
 	d := decision(per, c.reason(g, gain, targetRatio, dStar, share, inflated, boundsReason(gs, per, targets), probeNote))
-	if c.payNote != "" {
-		d.Reason, d.Reversed, c.payNote = c.payNote+"; "+d.Reason, true, ""
+	if rev != "" {
+		d.Reason, d.Reversed = rev+"; "+d.Reason, true
 	}
 	if !cp.DisableQueueProbe {
 		d.QueueSegments = uint32(c.probe.learned(cp))
@@ -465,7 +465,9 @@ func (c *coop) probeMoves(g group, mss, s float64) bool {
 
 // switchOff runs the elasticity test (coop_compete.go): while competitive
 // mode is on, or when this evaluation enters it, it returns that decision
-// and done = true.
+// and done = true. When this evaluation ends competitive mode because it did
+// not pay (coop_payoff.go), done is false and the decision carries only the
+// reversal's reason (Reversed) for the evaluation to go on with.
 func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float64) (Decision, bool) {
 	cp := c.p.Coop
 	back := c.comp.rejoin(now, g.boundedPeers(), len(g.terms)-1, c.pay.settle(cp.OffAfter))
@@ -479,7 +481,6 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 		// with windows sized for the target — the queue is the group's
 		// own and drains — and no verdict during the hold-off.
 		c.comp.endOff(now)
-		c.payNote = rev
 	}
 	if c.comp.retry(now) {
 		c.capacity = 0
@@ -490,9 +491,9 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 			c.capacity = c.pay.hold(now, g.d, dStar, g.n())
 		}
 	}
-	if !c.pay.trusted(now) {
+	if !c.pay.trusted(now) { // a reversal always lands here: its hold-off began now
 		c.comp.quiet()
-		return Decision{}, false
+		return Decision{Reason: rev, Reversed: rev != ""}, false
 	}
 	// The capacity floor is HiFloor segments per terminal over the RTT the
 	// windows are sized for (R̄ + d*, or R̄ + the queue while an episode is
@@ -812,7 +813,7 @@ func (c *coop) competing(gs []dstGroup, self terminal, why string, seed float64)
 func (c *coop) reset() {
 	c.tick = cadence{}
 	c.comp, c.peakRate, c.peakGroup, c.probe, c.probeEpoch, c.probeWindow = compete{}, 0, 0, queueProbe{}, 0, 0
-	c.pay, c.payNote = payoff{}, ""
+	c.pay = payoff{}
 	c.capacity = 0
 	c.last = Decision{}
 	c.episodeHi = nil
