@@ -37,6 +37,9 @@ type RunnerConfig struct {
 	Duration scenario.Duration
 	// Repetitions overrides the scenario's number of repetitions (0 = keep).
 	Repetitions int
+	// FirstRep numbers the repetitions from this one (0 = 1;
+	// scenario.Options.FirstRep).
+	FirstRep int
 	Backend     string    // testbed.BackendEmu, testbed.BackendVeth, or "" = emu when available
 	Coopcc      string    // coopcc binary for the emulator and agents ("" = this executable)
 	Log         io.Writer // progress display (nil = discard)
@@ -198,7 +201,7 @@ func lockEmulator(cfg *RunnerConfig) (release func(), err error) {
 // makes (after --only and --shard) and all that --only selects (the
 // shard's whole, for the metadata).
 func selectRuns(s *scenario.Scenario, cfg RunnerConfig) (runs, all []scenario.Run, err error) {
-	runs, err = s.Expand(scenario.Options{Quick: cfg.Quick, Duration: cfg.Duration, Repetitions: cfg.Repetitions})
+	runs, err = s.Expand(scenario.Options{Quick: cfg.Quick, Duration: cfg.Duration, Repetitions: cfg.Repetitions, FirstRep: cfg.FirstRep})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -218,6 +221,7 @@ func newMeta(s *scenario.Scenario, cfg RunnerConfig, all []scenario.Run) *schema
 	meta := &schema.Meta{Scenario: s.Name, Description: s.Description, ScenarioSHA256: sha256Hex(s.Source()),
 		Quick: cfg.Quick, Only: cfg.Only, Backend: cfg.Backend, Start: time.Now().UTC(), Failed: map[string]string{}}
 	meta.RepetitionsOverride = cfg.Repetitions
+	meta.FirstRep = cfg.FirstRep
 	if cfg.Duration != 0 {
 		meta.DurationOverride = cfg.Duration.String()
 	}

@@ -20,6 +20,9 @@ type Meta struct {
 	DurationOverride string `json:"duration_override,omitempty"`
 	// RepetitionsOverride is the --repetitions given to the runner (0 = none).
 	RepetitionsOverride int `json:"repetitions_override,omitempty"`
+	// FirstRep is the --first-rep given to the runner: the number of the
+	// first repetition (0 = none, the repetitions start at 1).
+	FirstRep int `json:"first_rep,omitempty"`
 	// Only is the --only filter of the runner ("" = none).
 	Only string `json:"only,omitempty"`
 	// Shard is "K/N" when the runner ran shard K of N of the expanded runs

@@ -31,7 +31,7 @@ func newLabRunCmd() *cobra.Command {
 	var quick, dry bool
 	var duration time.Duration
 	var wait bool
-	var reps, retryBusy int
+	var reps, firstRep, retryBusy int
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO",
 		Short: "Run a scenario (preset name or .toml file) and write its results directory",
@@ -48,7 +48,7 @@ func newLabRunCmd() *cobra.Command {
 				}
 			}
 			if dry {
-				runs, err := s.Expand(scenario.Options{Quick: quick, Duration: scenario.Duration(duration), Repetitions: reps})
+				runs, err := s.Expand(scenario.Options{Quick: quick, Duration: scenario.Duration(duration), Repetitions: reps, FirstRep: firstRep})
 				if err != nil {
 					return err
 				}
@@ -69,7 +69,7 @@ func newLabRunCmd() *cobra.Command {
 			if out == "" {
 				out = filepath.Join("results", s.Name+"-"+time.Now().Format("20060102-150405"))
 			}
-			sum, err := lab.RunScenario(cmd.Context(), s, lab.RunnerConfig{Out: out, Quick: quick, Duration: scenario.Duration(duration), Repetitions: reps, Backend: backend,
+			sum, err := lab.RunScenario(cmd.Context(), s, lab.RunnerConfig{Out: out, Quick: quick, Duration: scenario.Duration(duration), Repetitions: reps, FirstRep: firstRep, Backend: backend,
 				Coopcc: coopcc, Only: only, Wait: wait, Lock: lockPath, Shard: shard, RetryBusyHost: retryBusy, Log: cmd.ErrOrStderr()})
 			if sum != nil {
 				fmt.Fprintf(cmd.OutOrStdout(), "%d runs (%d failed) in %v; results in %s\n", sum.Runs, sum.Failed, sum.Took.Round(time.Second), sum.Out)
@@ -81,6 +81,7 @@ func newLabRunCmd() *cobra.Command {
 	f.BoolVar(&quick, "quick", false, "apply the scenario's [quick] reductions (shorter runs, fewer sweep points)")
 	f.DurationVar(&duration, "duration", 0, "override the traffic duration (every start/stop time scales with it), e.g. 30s")
 	f.IntVar(&reps, "repetitions", 0, "override the number of repetitions of every run (after --quick), 1..100")
+	f.IntVar(&firstRep, "first-rep", 0, "number the repetitions from this one (default 1), so that runs made by separate invocations have distinct ids and emulator seeds and lab report DIR... pools them (e.g. --repetitions 1 --first-rep 2 for a second repetition)")
 	f.StringVar(&out, "out", "", "results directory (default results/SCENARIO-TIMESTAMP; must be empty)")
 	f.StringVar(&backend, "backend", "", `"emu" (WLAN emulator) or "veth" (plain bridge, no emulation); default emu when available`)
 	f.StringVar(&only, "only", "", "run only the runs that match: key=value terms, all must hold, alternatives with | (e.g. 'mode=cubic|coop,n=10'), or a substring of the run id")

@@ -109,7 +109,7 @@ func mergeRuns(dirs []string, parts []*Results) (*Results, error) {
 	for i, p := range parts {
 		for _, r := range p.Runs {
 			if d, dup := from[r.Info.ID]; dup {
-				return nil, fmt.Errorf("cannot merge: run %s is in both %s and %s (the same shard merged twice, or overlapping --only/--shard runs); keep one copy", r.Info.ID, d, dirs[i])
+				return nil, fmt.Errorf("cannot merge: run %s is in both %s and %s (the same shard merged twice, overlapping --only/--shard runs, or repetitions of separate invocations: number those apart with lab run --first-rep); keep one copy", r.Info.ID, d, dirs[i])
 			}
 			from[r.Info.ID] = dirs[i]
 			out.Runs = append(out.Runs, r)

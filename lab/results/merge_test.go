@@ -105,7 +105,7 @@ func TestMergeRefuses(t *testing.T) {
 		b    string
 		want []string
 	}{
-		{"duplicate run", shardDir(t, tmp, "dup", "n=1", nil), []string{"run mode=cubic,n=1,delay=4ms,rep=1 is in both", "keep one copy"}},
+		{"duplicate run", shardDir(t, tmp, "dup", "n=1", nil), []string{"run mode=cubic,n=1,delay=4ms,rep=1 is in both", "--first-rep", "keep one copy"}},
 		{"other scenario", shardDir(t, tmp, "scen", "mode=coop", func(m *schema.Meta) { m.ScenarioSHA256 = "ffff0000ffff0000ffff" }),
 			[]string{"scenario file (sha256 of scenario.toml) differs", "ffff0000ffff…", "--allow-mixed"}},
 		{"other binary", shardDir(t, tmp, "bin", "mode=coop", func(m *schema.Meta) { m.CoopccSHA256 = "b2" }),

@@ -78,7 +78,15 @@ type Options struct {
 	// Repetitions, when > 0, replaces the number of repetitions (after
 	// Quick).
 	Repetitions int
+	// FirstRep, when > 0, is the number of the first repetition (default
+	// 1): runs made by separate invocations, numbered apart, have distinct
+	// ids — so `lab report` pools their directories — and distinct
+	// emulator seeds (the seed is derived from the id).
+	FirstRep int
 }
+
+// MaxRep is the largest repetition number a run can have.
+const MaxRep = 10000
 
 // axis is one sweep dimension.
 type axis struct {
@@ -108,6 +116,10 @@ func (s *Scenario) Expand(opt Options) ([]Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	first := max(opt.FirstRep, 1)
+	if opt.FirstRep < 0 || first+reps-1 > MaxRep {
+		return nil, fmt.Errorf("first repetition %d with %d repetitions: the repetitions would be numbered %d..%d; want numbers within 1..%d", opt.FirstRep, reps, opt.FirstRep, opt.FirstRep+reps-1, MaxRep)
+	}
 	base := runBuild{n: s.Terminals.Count, managed: s.Terminals.Managed, delay: s.Wired.Delay,
 		wiredRate: s.Wired.Rate, apQSize: s.WLAN.APQueueSize}
 	if len(s.Terminals.Groups) > 0 {
@@ -131,7 +143,7 @@ func (s *Scenario) Expand(opt Options) ([]Run, error) {
 	}
 	var runs []Run
 	idx := make([]int, len(axes))
-	for rep := 1; rep <= reps; rep++ {
+	for rep := first; rep < first+reps; rep++ {
 		for {
 			b := base
 			params := map[string]string{}

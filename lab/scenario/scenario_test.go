@@ -184,6 +184,39 @@ n = [3]
 	}
 }
 
+// TestExpandFirstRep: --first-rep numbers the repetitions from K, so that
+// separate invocations give distinct ids (and seeds), and refuses numbers
+// outside 1..MaxRep.
+func TestExpandFirstRep(t *testing.T) {
+	s, err := Parse([]byte("name = \"fr\"\nmodes = [\"cubic\", \"coop\"]\nrepetitions = 3\n[terminals]\ncount = 2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := s.Expand(Options{Repetitions: 2, FirstRep: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range runs {
+		ids = append(ids, r.ID)
+	}
+	want := []string{"mode=cubic,n=2,delay=0ms,rep=4", "mode=coop,n=2,delay=0ms,rep=4", "mode=cubic,n=2,delay=0ms,rep=5", "mode=coop,n=2,delay=0ms,rep=5"}
+	if strings.Join(ids, " ") != strings.Join(want, " ") || runs[3].Rep != 5 || runs[3].Index != 3 {
+		t.Errorf("ids %v, want %v", ids, want)
+	}
+	if def, _ := s.Expand(Options{}); len(def) != 6 || def[0].Rep != 1 || def[5].Rep != 3 {
+		t.Errorf("default numbering: %d runs, reps %d..%d", len(def), def[0].Rep, def[len(def)-1].Rep)
+	}
+	for _, bad := range []Options{{FirstRep: -1}, {FirstRep: MaxRep}, {FirstRep: MaxRep - 1, Repetitions: 3}} {
+		if _, err := s.Expand(bad); err == nil || !strings.Contains(err.Error(), "first repetition") {
+			t.Errorf("%+v: %v", bad, err)
+		}
+	}
+	if last, err := s.Expand(Options{FirstRep: MaxRep, Repetitions: 1}); err != nil || last[0].Rep != MaxRep {
+		t.Errorf("the last repetition number: %v", err)
+	}
+}
+
 func TestExpandModesAndGroups(t *testing.T) {
 	s, err := Parse([]byte(`
 name = "g"
