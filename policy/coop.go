@@ -475,7 +475,7 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 	if off, why := c.comp.off(now); off {
 		rev = c.pay.judge(now, g.rbar+g.d, cp.OffAfter, cp.OffFor)
 		if rev == "" {
-			return c.competing(gs, g.terms[0], fmt.Sprintf("%s; now ratio %.2f, the group delivering %.0f B/s per terminal (%.0f when it cooperated)", why, g.ratio(), g.measured/g.n(), c.pay.rate), 0), true
+			return c.competing(gs, g.terms[0], fmt.Sprintf("%s; now ratio %.2f, the group delivering %.0f B/s per terminal (judged against %.0f, the lower of this terminal's and the group's per terminal when it cooperated)", why, g.ratio(), g.measured/g.n(), c.pay.rate), 0), true
 		}
 		// Competing did not pay (coop_payoff.go): cooperate again now,
 		// with windows sized for the target — the queue is the group's

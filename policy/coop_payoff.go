@@ -145,15 +145,15 @@ func (p *payoff) judge(now time.Time, rtt float64, offAfter, offFor time.Duratio
 	p.reversals++
 	p.distrust = now.Add(p.holdoff)
 	p.drain = InelasticCut * p.rate
-	why := fmt.Sprintf("coop: cooperating again after %v of competing that did not pay: the group's delivery %.0f B/s per terminal on average against %.0f B/s when it cooperated, its RTT %v against %v (the queue was the group's own, e.g. rate adaptation slowing a medium the group overloads); no switch-off for %v",
+	why := fmt.Sprintf("coop: cooperating again after %v of competing that did not pay: %.0f B/s on average, the higher of this terminal's and the group's delivery per terminal, against %.0f B/s, the lower when it cooperated; the group's RTT %v against %v (the queue was the group's own, e.g. rate adaptation slowing a medium the group overloads); no switch-off for %v",
 		now.Sub(p.at).Round(100*time.Millisecond), mean, p.rate, seconds(rtt).Round(time.Millisecond), seconds(p.rtt).Round(time.Millisecond), p.holdoff)
 	p.at = time.Time{}
 	return why
 }
 
 // hold is the least capacity estimate (B/s) at an evaluation with the
-// group's queue d and target d* (s) and n terminals: after a reversal, until the queue is
-// first back at the target (or the hold-off is over), InelasticCut of what
+// group's queue d and target d* (s) and n terminals: after a reversal,
+// until the queue is first back at the target (or the hold-off is over), InelasticCut of what
 // the group delivered when it cooperated — the windows then drain the
 // group's own queue of seconds without the control law cutting the
 // estimate by half every evaluation on the way down, as it does far above
