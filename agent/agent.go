@@ -89,6 +89,7 @@ type Agent struct {
 	capab   float64 // best aggregate delivery rate seen while alone (B/s)
 	link    linkSmoother
 	ticks   *flowTicks
+	clocks  peerClocks // the peers' send times in this terminal's clock
 
 	wifi *wifiLink // the default LinkRate's nl80211 reader (nil with Deps.LinkRate given); closed when Run returns
 
@@ -149,7 +150,7 @@ func New(cfg Config, deps Deps) (*Agent, error) {
 		wifi = &wifiLink{open: openWifirate}
 		deps.LinkRate = linkRates{ethtool: ethtoolSpeed, wifi: wifi.txBitrate}.read
 	}
-	a := &Agent{deps: deps, log: deps.Logger, applied: map[netip.Addr]DPBounds{}, ticks: newFlowTicks(), blog: newBoundLog(), wifi: wifi}
+	a := &Agent{deps: deps, log: deps.Logger, applied: map[netip.Addr]DPBounds{}, ticks: newFlowTicks(), clocks: peerClocks{}, blog: newBoundLog(), wifi: wifi}
 	if err := a.setConfig(cfg); err != nil {
 		return nil, err
 	}
@@ -359,6 +360,12 @@ func (a *Agent) buildView(now time.Time, iface string, flows []Flow, peers []Pee
 	a.mu.Lock()
 	tv.view.LinkRate = a.link.observe(raw)
 	ticks := a.ticks.observe(now, flows)
+	a.clocks.keep(peers)
+	for _, p := range peers {
+		v := peerView(p)
+		v.Sent = a.clocks.sent(now, p)
+		tv.view.Peers = append(tv.view.Peers, v)
+	}
 	a.mu.Unlock()
 	tv.upRates = make([]float64, len(flows))
 	pathMin := pathMinRTT(flows)
@@ -392,7 +399,6 @@ func (a *Agent) buildView(now time.Time, iface string, flows []Flow, peers []Pee
 	}
 	tv.groupRate = tv.agg
 	for _, p := range peers {
-		tv.view.Peers = append(tv.view.Peers, peerView(p))
 		tv.groupRate += float64(p.DeliveryRate)
 	}
 	return tv

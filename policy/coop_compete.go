@@ -136,19 +136,32 @@ func (s *compete) noteBack(seed float64) float64 {
 // terminals at 256 ms (2026-11-27), one terminal competed from 24 to 54 s
 // beside nine cooperating peers and carried 5.2 Mbit/s against their
 // 0.7–1.0 (Jain 0.48). One peer alone cannot end an off period early by
-// this rule.
-func (s *compete) rejoin(now time.Time, bounded, peers int, settle time.Duration) bool {
+// this rule. A peer counts for it only if it said it was under bounds
+// after the off period began (heard: those of the bounded, by the status's
+// send time, PeerView.Sent): a peer stays live for six status intervals
+// (1.8 s) after its last status, about the verdict's settling time, and
+// behind hosts that fill the AP's queue the statuses that peers sent after
+// their own verdicts were lost — beside 4 CUBIC hosts under ARF (lab,
+// papers/000's coexistence at N = 8, k = 4, 2026-11-27) three coop terminals
+// gave their verdicts within a tick, each counted the other two by their
+// last statuses, from before, as still bounded, and all three were back
+// under bounds 1.5–2 s later, squeezed to 3–30 segments beside hosts at
+// 800–2800 for most of the run.
+func (s *compete) rejoin(now time.Time, bounded, heard, peers int, settle time.Duration) bool {
 	back := bounded > s.bounded
 	s.bounded = bounded
 	if !s.offUntil.IsZero() && now.Before(s.offUntil) {
 		half := back && !now.Before(s.offUntil.Add(-s.offFor/2))
-		most := bounded >= 2 && 2*bounded > peers && now.Sub(s.offUntil.Add(-s.offFor)) >= settle
+		most := heard >= 2 && 2*heard > peers && now.Sub(s.offStart()) >= settle
 		if half || most {
 			s.offUntil = now
 		}
 	}
 	return back
 }
+
+// offStart is when the off period in force began (meaningful while off).
+func (s *compete) offStart() time.Time { return s.offUntil.Add(-s.offFor) }
 
 // enterOff starts an off period at now and returns its length: OffFor
 // (base), doubled (up to 8 × base) for each time the queue is found

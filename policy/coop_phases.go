@@ -31,6 +31,9 @@ type terminal struct {
 	// bounded: the terminal's windows have an upper bound in force (a
 	// peer's status reports one; this terminal, while it evaluates, is).
 	bounded bool
+	// sent is when a peer sent the status it is known by, in this
+	// terminal's clock (PeerView.Sent; zero = unknown).
+	sent time.Time
 }
 
 // group is what one evaluation knows of the sharing group: its terminals
@@ -66,10 +69,15 @@ func (g group) ratio() float64 { return (g.rbar + g.d) / g.rbar }
 func (g group) idle(dStar float64) bool { return g.d <= dStar/4 }
 
 // boundedPeers counts the peers whose windows have an upper bound in force.
-func (g group) boundedPeers() int {
+func (g group) boundedPeers() int { return g.boundedPeersSince(time.Time{}) }
+
+// boundedPeersSince counts the peers whose windows have an upper bound in
+// force by a status sent at or after t (a peer whose send time is unknown
+// counts).
+func (g group) boundedPeersSince(t time.Time) int {
 	n := 0
-	for _, t := range g.terms[1:] {
-		if t.bounded {
+	for _, p := range g.terms[1:] {
+		if p.bounded && (p.sent.IsZero() || !p.sent.Before(t)) {
 			n++
 		}
 	}
@@ -111,7 +119,7 @@ func peerTerminals(pvs []PeerView) []terminal {
 		if pv.ActiveFlows <= 0 {
 			continue
 		}
-		t := terminal{base: max(pv.MinRTT, 0), rate: finiteOr0(pv.DeliveryRate), appLimited: pv.AppLimited, capability: finiteOr0(pv.Capability), link: finiteOr0(pv.LinkRate), bounded: pv.Hi > 0, cwnd: float64(pv.Cwnd)}
+		t := terminal{base: max(pv.MinRTT, 0), rate: finiteOr0(pv.DeliveryRate), appLimited: pv.AppLimited, capability: finiteOr0(pv.Capability), link: finiteOr0(pv.LinkRate), bounded: pv.Hi > 0, cwnd: float64(pv.Cwnd), sent: pv.Sent}
 		if pv.Hi > 0 && pv.Cwnd > 0 && pv.ActiveFlows > 0 {
 			t.use = float64(pv.Cwnd) / (float64(pv.Hi) * float64(pv.ActiveFlows))
 		}

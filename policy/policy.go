@@ -60,6 +60,11 @@ type PeerView struct {
 	// LinkRate is the PHY rate the peer's WLAN interface transmits at,
 	// Mbit/s (0 = unknown).
 	LinkRate float64
+	// Sent is when the peer sent this status, in this terminal's clock
+	// (zero = unknown): how old what it reports is. A live peer keeps its
+	// last status until it expires, also when the statuses it sent since
+	// were lost.
+	Sent time.Time
 }
 
 // View is the input of one decision. Peers are the live peers, not self.
