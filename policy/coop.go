@@ -470,7 +470,8 @@ func (c *coop) probeMoves(g group, mss, s float64) bool {
 // reversal's reason (Reversed) for the evaluation to go on with.
 func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float64) (Decision, bool) {
 	cp := c.p.Coop
-	back := c.comp.rejoin(now, g.boundedPeers(), g.boundedPeersSince(c.comp.offStart()), len(g.terms)-1, c.pay.settle(cp.OffAfter))
+	heard := g.boundedPeersSince(now.Add(-max(PeerFresh, 2*c.p.EvalInterval)))
+	back := c.comp.rejoin(now, g.boundedPeers(), heard, len(g.terms)-1, c.pay.settle(cp.OffAfter))
 	rev := ""
 	if off, why := c.comp.off(now); off {
 		rev = c.pay.judge(now, g.rbar+g.d, cp.OffAfter, cp.OffFor)

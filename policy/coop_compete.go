@@ -137,16 +137,18 @@ func (s *compete) noteBack(seed float64) float64 {
 // beside nine cooperating peers and carried 5.2 Mbit/s against their
 // 0.7–1.0 (Jain 0.48). One peer alone cannot end an off period early by
 // this rule. A peer counts for it only if it said it was under bounds
-// after the off period began (heard: those of the bounded, by the status's
+// within the last PeerFresh (heard: those of the bounded, by the status's
 // send time, PeerView.Sent): a peer stays live for six status intervals
 // (1.8 s) after its last status, about the verdict's settling time, and
 // behind hosts that fill the AP's queue the statuses that peers sent after
 // their own verdicts were lost — beside 4 CUBIC hosts under ARF (lab,
 // papers/000's coexistence at N = 8, k = 4, 2026-11-27) three coop terminals
-// gave their verdicts within a tick, each counted the other two by their
-// last statuses, from before, as still bounded, and all three were back
-// under bounds 1.5–2 s later, squeezed to 3–30 segments beside hosts at
-// 800–2800 for most of the run.
+// gave their verdicts within a second, each counted the others by their
+// last statuses as still bounded, and all were back under bounds 1.5–2 s
+// later, squeezed to 3–30 segments beside hosts at 800–2800 for most of
+// the run. Counting only statuses sent since this terminal's own verdict
+// was not enough: a peer whose verdict came half a second after it was
+// known by a status from that half second.
 func (s *compete) rejoin(now time.Time, bounded, heard, peers int, settle time.Duration) bool {
 	back := bounded > s.bounded
 	s.bounded = bounded
@@ -162,6 +164,12 @@ func (s *compete) rejoin(now time.Time, bounded, heard, peers int, settle time.D
 
 // offStart is when the off period in force began (meaningful while off).
 func (s *compete) offStart() time.Time { return s.offUntil.Add(-s.offFor) }
+
+// PeerFresh is how recent a peer's status must be (by its send time) for
+// the peer to count as under bounds in the majority return (rejoin; at
+// least two evaluations): about three status intervals at the protocol's
+// default 0.3 s.
+const PeerFresh = time.Second
 
 // enterOff starts an off period at now and returns its length: OffFor
 // (base), doubled (up to 8 × base) for each time the queue is found

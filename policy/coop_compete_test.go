@@ -716,18 +716,18 @@ func TestCompeteRejoin(t *testing.T) {
 			t.Errorf("%d of %d peers bounded, %.1f s into the off period: ended %v, want %v", tc.after, tc.peers, tc.at, ended, tc.ends)
 		}
 	}
-	// Bounded by statuses sent before the off period began (heard: those
-	// sent since) do not count: 2 of 3 bounded, 1 of them heard since.
+	// Peers bounded by statuses that are not recent do not count (heard:
+	// the recent ones): 2 of 3 bounded, 1 of them heard recently.
 	var h compete
 	h.offFor = 30 * time.Second
 	h.offUntil = t0.Add(30 * time.Second)
 	at = t0.Add(2 * time.Second)
 	if h.rejoin(at, 2, 1, 3, time.Second); h.offUntil.Equal(at) {
-		t.Error("2 of 3 peers bounded, only 1 of them by a status sent since the verdict: the off period ended")
+		t.Error("2 of 3 peers bounded, only 1 of them by a recent status: the off period ended")
 	}
 	at = t0.Add(3 * time.Second)
 	if h.rejoin(at, 2, 2, 3, time.Second); !h.offUntil.Equal(at) {
-		t.Error("2 of 3 peers bounded by statuses sent since the verdict: the off period goes on")
+		t.Error("2 of 3 peers bounded by recent statuses: the off period goes on")
 	}
 
 	var e compete
@@ -765,28 +765,25 @@ func TestCoopRetriesWithTheGroup(t *testing.T) {
 	}
 }
 
-// TestCoopMajorityCountsOnlyStatusesSentSinceTheVerdict: the majority
-// return (compete.rejoin) counts a peer under bounds only by a status it sent
-// after this terminal's off period began (Decide end to end). Beside hosts
-// that fill the AP's queue the peers that gave their verdicts with this
-// terminal are known by their last statuses from before, under bounds, until
-// they expire; counted, they ended every off period within 2 s (lab,
-// papers/000's coexistence, N = 8, k = 4, 2026-11-27).
-func TestCoopMajorityCountsOnlyStatusesSentSinceTheVerdict(t *testing.T) {
-	run := func(fresh bool) (ended float64) {
+// TestCoopMajorityCountsOnlyRecentStatuses: the majority return
+// (compete.rejoin) counts a peer under bounds only by a status it sent within
+// the last PeerFresh (Decide end to end). Beside hosts that fill the AP's
+// queue the peers that gave their verdicts with this terminal are known by
+// their last statuses, under bounds, until they expire; counted, they ended
+// every off period within 2 s (lab, papers/000's coexistence, N = 8, k = 4,
+// 2026-11-27) — also those sent after this terminal's verdict, by peers
+// whose own came a moment later.
+func TestCoopMajorityCountsOnlyRecentStatuses(t *testing.T) {
+	run := func(sent func(now time.Time) time.Time) (ended float64) {
 		c := newCoopT(t, Params{})
 		c.comp.offFor = 30 * time.Second
 		c.comp.offUntil = t0.Add(30 * time.Second) // off since t0
 		flows := []FlowView{{Dst: dstA, MSS: 1448, SRTT: 700 * time.Millisecond, MinRTT: 256 * time.Millisecond, DeliveryRate: 100e3}}
 		for s := 0.5; s <= 10; s += 0.5 {
 			now := t0.Add(secs(s))
-			sent := t0.Add(-time.Second) // the statuses before the verdict, nothing since
-			if fresh {
-				sent = now.Add(-200 * time.Millisecond)
-			}
 			var peers []PeerView
 			for i := 0; i < 3; i++ {
-				p := PeerView{ActiveFlows: 1, SRTT: 700 * time.Millisecond, MinRTT: 256 * time.Millisecond, DeliveryRate: 100e3, Sent: sent}
+				p := PeerView{ActiveFlows: 1, SRTT: 700 * time.Millisecond, MinRTT: 256 * time.Millisecond, DeliveryRate: 100e3, Sent: sent(now)}
 				if i < 2 {
 					p.Hi = 30 // two of three under bounds
 				}
@@ -798,11 +795,19 @@ func TestCoopMajorityCountsOnlyStatusesSentSinceTheVerdict(t *testing.T) {
 		}
 		return -1
 	}
-	if at := run(true); at < 0 || at > 3 {
-		t.Errorf("2 of 3 peers under bounds by statuses sent since the verdict: off period ended at %.1f s (-1 = not in 10 s), want within 3 s", at)
+	if at := run(func(now time.Time) time.Time { return now.Add(-200 * time.Millisecond) }); at < 0 || at > 3 {
+		t.Errorf("2 of 3 peers under bounds by statuses 200 ms old: off period ended at %.1f s (-1 = not in 10 s), want within 3 s", at)
 	}
-	if at := run(false); at >= 0 {
-		t.Errorf("2 of 3 peers under bounds only by statuses sent before the verdict: off period ended at %.1f s, want it to go on", at)
+	for _, tc := range []struct {
+		what string
+		sent time.Time
+	}{
+		{"sent before the verdict", t0.Add(-time.Second)},
+		{"sent 0.5 s after the verdict, nothing since", t0.Add(500 * time.Millisecond)},
+	} {
+		if at := run(func(time.Time) time.Time { return tc.sent }); at >= 0 {
+			t.Errorf("2 of 3 peers under bounds only by statuses %s: off period ended at %.1f s, want it to go on", tc.what, at)
+		}
 	}
 }
 
