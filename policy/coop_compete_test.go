@@ -778,6 +778,7 @@ func TestCoopMajorityCountsOnlyRecentStatuses(t *testing.T) {
 		c := newCoopT(t, Params{})
 		c.comp.offFor = 30 * time.Second
 		c.comp.offUntil = t0.Add(30 * time.Second) // off since t0
+		c.pay.verdict(t0, 1) // at an RTT of 1 s: judged from 2 s on
 		flows := []FlowView{{Dst: dstA, MSS: 1448, SRTT: 700 * time.Millisecond, MinRTT: 256 * time.Millisecond, DeliveryRate: 100e3}}
 		for s := 0.5; s <= 10; s += 0.5 {
 			now := t0.Add(secs(s))
@@ -803,7 +804,7 @@ func TestCoopMajorityCountsOnlyRecentStatuses(t *testing.T) {
 		sent time.Time
 	}{
 		{"sent before the verdict", t0.Add(-time.Second)},
-		{"sent 0.5 s after the verdict, nothing since", t0.Add(500 * time.Millisecond)},
+		{"sent 0.3 s after the verdict, nothing since", t0.Add(300 * time.Millisecond)},
 	} {
 		if at := run(func(time.Time) time.Time { return tc.sent }); at >= 0 {
 			t.Errorf("2 of 3 peers under bounds only by statuses %s: off period ended at %.1f s, want it to go on", tc.what, at)
