@@ -778,7 +778,7 @@ func TestCoopMajorityCountsOnlyRecentStatuses(t *testing.T) {
 		c := newCoopT(t, Params{})
 		c.comp.offFor = 30 * time.Second
 		c.comp.offUntil = t0.Add(30 * time.Second) // off since t0
-		c.pay.verdict(t0, 1) // at an RTT of 1 s: judged from 2 s on
+		c.pay.verdict(t0, 1)                       // at an RTT of 1 s: judged from 2 s on
 		flows := []FlowView{{Dst: dstA, MSS: 1448, SRTT: 700 * time.Millisecond, MinRTT: 256 * time.Millisecond, DeliveryRate: 100e3}}
 		for s := 0.5; s <= 10; s += 0.5 {
 			now := t0.Add(secs(s))
