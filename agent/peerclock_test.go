@@ -18,7 +18,7 @@ func TestPeerClocks(t *testing.T) {
 		s := PeerStatus{Sender: 7, SentAt: sentLocal.Add(skew)}
 		return c.sent(sentLocal.Add(delay), s)
 	}
-	// A late first status: placed 350 ms late (the least delay is 400).
+	// A late first status: placed 400 ms late (the least delay yet).
 	if got := see(t0, 400*time.Millisecond); got.Sub(t0) != 400*time.Millisecond {
 		t.Fatalf("first status sent at 0: placed at %v", got.Sub(t0))
 	}
