@@ -480,8 +480,9 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 		}
 		// Competing did not pay (coop_payoff.go): cooperate again now,
 		// with windows sized for the target — the queue is the group's
-		// own and drains — and no verdict during the hold-off.
-		c.comp.endOff(now)
+		// own and drains — and no verdict during the hold-off, unless
+		// the queue shows that returning did not pay either (returned).
+		c.pay.back(now, g.d, g.rbar+g.d, c.comp.endOff(now))
 	}
 	if c.comp.retry(now) {
 		c.capacity = 0
@@ -491,6 +492,12 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 			// the group delivered when it cooperated, cut once.
 			c.capacity = c.pay.hold(now, g.d, dStar, g.n())
 		}
+	}
+	together := 2*heard >= len(g.terms)-1 // most of the group is under bounds (or none is heard)
+	if until, why := c.pay.returned(now, g.d, dStar, together, cp.OffAfter); why != "" {
+		c.comp.resumeOff(now, until)
+		c.capacity = 0
+		return c.competing(gs, g.terms[0], why, max(c.peakRate, c.comp.startShare())), true
 	}
 	if !c.pay.trusted(now) { // a reversal always lands here: its hold-off began now
 		c.comp.quiet()

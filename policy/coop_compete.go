@@ -39,7 +39,9 @@ type compete struct {
 	// since the start, or the end of an off period): the medium the
 	// capacity estimate was learned on.
 	med, medAt medium
-	offUntil   time.Time
+	// offFrom and offUntil: the off period in force (offUntil zero =
+	// none).
+	offFrom, offUntil time.Time
 	// rate is the running maximum of this terminal's delivery rate in
 	// the off period (B/s; noteRate); back the rate it carried before the
 	// group cut it (B/s; noteBack), decaying alike.
@@ -153,7 +155,7 @@ func (s *compete) rejoin(now time.Time, bounded, heard, peers int, settle time.D
 	back := bounded > s.bounded
 	s.bounded = bounded
 	if !s.offUntil.IsZero() && now.Before(s.offUntil) {
-		half := back && !now.Before(s.offUntil.Add(-s.offFor/2))
+		half := back && now.Sub(s.offFrom) >= s.offUntil.Sub(s.offFrom)/2
 		most := heard >= 2 && 2*heard > peers && now.Sub(s.offStart()) >= settle
 		if half || most {
 			s.offUntil = now
@@ -163,7 +165,7 @@ func (s *compete) rejoin(now time.Time, bounded, heard, peers int, settle time.D
 }
 
 // offStart is when the off period in force began (meaningful while off).
-func (s *compete) offStart() time.Time { return s.offUntil.Add(-s.offFor) }
+func (s *compete) offStart() time.Time { return s.offFrom }
 
 // PeerFresh is how recent a peer's status must be (by its send time) for
 // the peer to count as under bounds in the majority return (rejoin; at
@@ -181,13 +183,24 @@ func (s *compete) enterOff(now time.Time, base time.Duration) time.Duration {
 	if !s.retriedAt.IsZero() { // inelastic again within an off period of the retry
 		s.offFor = min(2*s.offFor, 8*base)
 	}
-	s.offUntil, s.since, s.rate, s.back = now.Add(s.offFor), time.Time{}, 0, 0
+	s.offFrom, s.offUntil, s.since, s.rate, s.back = now, now.Add(s.offFor), time.Time{}, 0, 0
 	return s.offFor
 }
 
 // endOff ends the off period at now (its outcome reversed it,
-// coop_payoff.go); the next retry starts afresh.
-func (s *compete) endOff(now time.Time) { s.offUntil = now }
+// coop_payoff.go) and returns when it would have ended; the next retry
+// starts afresh.
+func (s *compete) endOff(now time.Time) (until time.Time) {
+	until, s.offUntil = s.offUntil, now
+	return until
+}
+
+// resumeOff starts at now an off period that ends at until: the rest of
+// one a reversal ended, when cooperating again did not pay either
+// (payoff.returned). Its length does not change the next one's (offFor).
+func (s *compete) resumeOff(now, until time.Time) {
+	s.offFrom, s.offUntil, s.since, s.rate, s.back = now, until, time.Time{}, 0, 0
+}
 
 // quiet drops the test's episode and references: no verdict is to be
 // taken (the hold-off after a reversal, coop_payoff.go), and the windows

@@ -675,7 +675,7 @@ func TestCompeteNoVerdictWithinOffRatioOfTheTarget(t *testing.T) {
 func TestCompeteRejoin(t *testing.T) {
 	var s compete
 	s.offFor = 30 * time.Second
-	s.offUntil = t0.Add(30 * time.Second) // off since t0
+	s.offFrom, s.offUntil = t0, t0.Add(30*time.Second) // off since t0
 	s.rejoin(t0, 1, 1, 1, time.Second)    // one peer bounded (the count's start)
 	s.rejoin(t0.Add(5*time.Second), 0, 0, 1, time.Second)
 	if s.rejoin(t0.Add(10*time.Second), 1, 1, 1, time.Second); !s.offUntil.Equal(t0.Add(30 * time.Second)) {
@@ -708,7 +708,7 @@ func TestCompeteRejoin(t *testing.T) {
 	} {
 		var m compete
 		m.offFor = 30 * time.Second
-		m.offUntil = t0.Add(30 * time.Second)
+		m.offFrom, m.offUntil = t0, t0.Add(30*time.Second)
 		m.rejoin(t0, tc.before, tc.before, tc.peers, 2*time.Second)
 		at := t0.Add(secs(tc.at))
 		m.rejoin(at, tc.after, tc.after, tc.peers, 2*time.Second)
@@ -720,7 +720,7 @@ func TestCompeteRejoin(t *testing.T) {
 	// the recent ones): 2 of 3 bounded, 1 of them heard recently.
 	var h compete
 	h.offFor = 30 * time.Second
-	h.offUntil = t0.Add(30 * time.Second)
+	h.offFrom, h.offUntil = t0, t0.Add(30*time.Second)
 	at = t0.Add(2 * time.Second)
 	if h.rejoin(at, 2, 1, 3, time.Second); h.offUntil.Equal(at) {
 		t.Error("2 of 3 peers bounded, only 1 of them by a recent status: the off period ended")
@@ -747,7 +747,7 @@ func TestCompeteRejoin(t *testing.T) {
 func TestCoopRetriesWithTheGroup(t *testing.T) {
 	c := newCoopT(t, Params{})
 	c.comp.offFor = 30 * time.Second
-	c.comp.offUntil = t0.Add(30 * time.Second)
+	c.comp.offFrom, c.comp.offUntil = t0, t0.Add(30*time.Second)
 	flows := []FlowView{{Dst: dstA, MSS: 1448, SRTT: 104 * time.Millisecond, MinRTT: 4 * time.Millisecond, DeliveryRate: 3e6}}
 	peer := PeerView{ActiveFlows: 1, SRTT: 104 * time.Millisecond, MinRTT: 4 * time.Millisecond, DeliveryRate: 3e6}
 	step := func(s float64, peerHi uint32) Decision {
@@ -777,8 +777,8 @@ func TestCoopMajorityCountsOnlyRecentStatuses(t *testing.T) {
 	run := func(sent func(now time.Time) time.Time) (ended float64) {
 		c := newCoopT(t, Params{})
 		c.comp.offFor = 30 * time.Second
-		c.comp.offUntil = t0.Add(30 * time.Second) // off since t0
-		c.pay.verdict(t0, 1)                       // at an RTT of 1 s: judged from 2 s on
+		c.comp.offFrom, c.comp.offUntil = t0, t0.Add(30*time.Second) // off since t0
+		c.pay.verdict(t0, 1)                                         // at an RTT of 1 s: judged from 2 s on
 		flows := []FlowView{{Dst: dstA, MSS: 1448, SRTT: 700 * time.Millisecond, MinRTT: 256 * time.Millisecond, DeliveryRate: 100e3}}
 		for s := 0.5; s <= 10; s += 0.5 {
 			now := t0.Add(secs(s))

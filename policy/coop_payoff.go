@@ -59,6 +59,13 @@ type payoff struct {
 	drain     float64
 	holdoff   time.Duration
 	reversals int // reversals in a row
+	// The return under judgment (returned): the reversal's time (zero =
+	// none), the group's queue (s) and RTT (s) then, the end of the off
+	// period it cut short, and when most of the group was first back
+	// under bounds after it (zero = not yet).
+	backAt, backFrom time.Time
+	backD, backRTT   float64
+	backUntil        time.Time
 }
 
 const (
@@ -149,6 +156,61 @@ func (p *payoff) judge(now time.Time, rtt float64, offAfter, offFor time.Duratio
 		now.Sub(p.at).Round(100*time.Millisecond), mean, p.rate, seconds(rtt).Round(time.Millisecond), seconds(p.rtt).Round(time.Millisecond), p.holdoff)
 	p.at = time.Time{}
 	return why
+}
+
+// back starts judging the return a reversal made at now (returned): d and
+// rtt are the group's queue and RTT (s) then, until the end of the off
+// period the reversal cut short.
+func (p *payoff) back(now time.Time, d, rtt float64, until time.Time) {
+	p.backAt, p.backFrom, p.backD, p.backRTT, p.backUntil = now, time.Time{}, d, rtt, until
+}
+
+// returned judges the return a reversal made (back) at an evaluation: d and
+// dStar are the group's queue and its target (s), together whether most of
+// the group is under bounds (then its windows can drain a queue of its
+// own). A reversal is a judgment too, and it can be wrong the other way:
+// beside hosts without coopcc under rate adaptation the hosts' queue grows
+// and every station's delivery falls whether coop competes or not, so
+// competing "did not pay" — and cooperating again left the terminals at a
+// few segments against seconds of the hosts' queue, at a tenth of what
+// they got competing (lab, papers/000's coexistence at N = 6 and 8 under
+// testbed2012, 2026-11-27: after 8 of 30 off periods were reversed the
+// group's queue rose from 2–5 s to 3–9 s in the seconds after, and the
+// returned terminals stalled for the rest of the run). Where the queue
+// was the group's own, it drains once the group is back under bounds:
+// the same lab's all-coop groups under the same profile fell from 1.0 s
+// to 0.1–0.4 s within 1.5 s of their return. So once most of the group
+// has been back for max(offAfter, two round trips at the reversal's RTT)
+// and the queue has not fallen to 1/PayRTT of what it was at the
+// reversal (nor to the target), the return did not pay either: returned
+// gives the reason and the end of the off period to resume — the rest of
+// the one reversed, extended by the time the return took. Neither way
+// paid, and competing is what doing nothing gives. The next reversal
+// starts from OffFor again, and the resumed off period is not judged
+// (this one's experiment is done). A queue that drained (or the hold-off
+// ending) ends the judgment with the return standing.
+func (p *payoff) returned(now time.Time, d, dStar float64, together bool, offAfter time.Duration) (time.Time, string) {
+	if p.backAt.IsZero() {
+		return time.Time{}, ""
+	}
+	if d <= max(dStar, p.backD/PayRTT) || p.trusted(now) {
+		p.backAt = time.Time{}
+		return time.Time{}, ""
+	}
+	if !together {
+		return time.Time{}, ""
+	}
+	if p.backFrom.IsZero() {
+		p.backFrom = now
+	}
+	if now.Sub(p.backFrom) < max(offAfter, seconds(2*p.backRTT)) {
+		return time.Time{}, ""
+	}
+	until := p.backUntil.Add(now.Sub(p.backAt))
+	why := fmt.Sprintf("coop: competing again (no upper bound) until %s: cooperating after the reversal did not pay either — the group's queue %v after %v back under bounds, against %v at the reversal (not halved: the queue is not the group's, e.g. hosts without coopcc that rate adaptation slows with everyone)",
+		until.Format(time.RFC3339), seconds(d).Round(time.Millisecond), now.Sub(p.backFrom).Round(100*time.Millisecond), seconds(p.backD).Round(time.Millisecond))
+	p.backAt, p.distrust, p.drain, p.reversals, p.at = time.Time{}, time.Time{}, 0, 0, time.Time{}
+	return until, why
 }
 
 // hold is the least capacity estimate (B/s) at an evaluation with the

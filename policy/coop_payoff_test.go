@@ -158,38 +158,49 @@ func TestPayoffReversesOnlyWhatPaidNeitherTheTerminalNorTheGroup(t *testing.T) {
 // coopThroughAVerdict drives a terminal and one peer at 256 ms through a
 // verdict: a queue that drains with the cuts (theirs) and then stays at
 // 1 s although coop cuts. It returns the decision function (second, queue,
-// each terminal's delivery) and the second of the verdict.
-func coopThroughAVerdict(t *testing.T) (at func(s float64, q time.Duration, rate float64) Decision, offAt float64) {
+// each terminal's delivery), the second of the verdict and the peer's
+// reported upper bound (0 = none: the peer competes too), which the test
+// may set.
+func coopThroughAVerdict(t *testing.T) (at func(s float64, q time.Duration, rate float64) Decision, offAt float64, peerHi *uint32) {
 	t.Helper()
 	c := newCoopT(t, Params{})
 	base := 256 * time.Millisecond
+	peerHi = new(uint32)
 	at = func(s float64, q time.Duration, rate float64) Decision {
+		peer := inflatedPeer(base, q, rate)
+		peer.Hi = *peerHi
 		return c.Decide(View{Now: t0.Add(secs(s)),
 			Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: base + q, MinRTT: base, DeliveryRate: rate, Cwnd: 2000}},
-			Peers: []PeerView{inflatedPeer(base, q, rate)}})
+			Peers: []PeerView{peer}})
 	}
 	for s := 0.0; s < 30; s += 0.5 {
 		if d := at(s, time.Second, 650e3); d.Mode == ModeCompeting {
-			return at, s
+			return at, s, peerHi
 		}
 	}
 	t.Fatal("no verdict on a queue of 1 s that ignores 30 s of cuts")
-	return nil, 0
+	return nil, 0, nil
 }
 
-func TestCoopCooperatesAgainWhenCompetingDoesNotPay(t *testing.T) {
-	at, offAt := coopThroughAVerdict(t)
-	// Competing, the group's delivery falls to a third and its RTT grows
-	// (rate adaptation collapsing under the released CUBIC).
-	backAt := -1.0
-	var back Decision
+// reverse drives at (coopThroughAVerdict) through competing that does not
+// pay — the group's delivery falls to a third and its RTT grows by half a
+// second a second — and returns the decision that cooperates again and
+// its second (-1: none in 15 s).
+func reverse(at func(s float64, q time.Duration, rate float64) Decision, offAt float64) (Decision, float64) {
 	for s := offAt + 0.5; s < offAt+15; s += 0.5 {
 		q := time.Second + secs(0.5*(s-offAt))
 		if d := at(s, q, 220e3); d.Mode != ModeCompeting {
-			backAt, back = s, d
-			break
+			return d, s
 		}
 	}
+	return Decision{}, -1
+}
+
+func TestCoopCooperatesAgainWhenCompetingDoesNotPay(t *testing.T) {
+	at, offAt, _ := coopThroughAVerdict(t)
+	// Competing, the group's delivery falls to a third and its RTT grows
+	// (rate adaptation collapsing under the released CUBIC).
+	back, backAt := reverse(at, offAt)
 	if backAt < 0 {
 		t.Fatal("competing that lost throughput and tripled the RTT was kept for 15 s")
 	}
@@ -204,8 +215,10 @@ func TestCoopCooperatesAgainWhenCompetingDoesNotPay(t *testing.T) {
 	if hi < 80 || hi > 100 {
 		t.Fatalf("hi %d segments on the return, want the target's window at the hold (92), not the queue's", hi)
 	}
-	// No verdict during the hold-off, whatever the queue does, and while
-	// the queue drains the estimate holds (the law alone halves it every
+	// No verdict during the hold-off, whatever the queue does while the
+	// peer still competes (a group that is not back cannot drain its
+	// queue: TestCoopCompetesAgainWhenTheReturnDoesNotPay), and while the
+	// queue drains the estimate holds (the law alone halves it every
 	// evaluation this far above the target).
 	for s := backAt + 0.5; s < backAt+29.5; s += 0.5 {
 		d := at(s, 3*time.Second, 220e3)
@@ -260,12 +273,76 @@ func TestCoopKeepsCompetingWhenPeersGoUnheard(t *testing.T) {
 }
 
 func TestCoopKeepsCompetingThatPays(t *testing.T) {
-	at, offAt := coopThroughAVerdict(t)
+	at, offAt, _ := coopThroughAVerdict(t)
 	// Beside hosts that squeezed the group: competing, its delivery rises
 	// while its own CUBIC triples the RTT. The off period runs its course.
 	for s := offAt + 0.5; s < offAt+29.5; s += 0.5 {
 		if d := at(s, 3*time.Second, 900e3); d.Mode != ModeCompeting {
 			t.Fatalf("t=%.1f (verdict at %.1f): competing that pays was ended: %q", s, offAt, d.Reason)
 		}
+	}
+}
+
+// TestCoopCompetesAgainWhenTheReturnDoesNotPay: a reversal is judged by the
+// queue once the group is back under bounds (payoff.returned, Decide end to
+// end). A queue of the group's own drains within two round trips and the
+// return stands; one that does not fall (hosts without coopcc whose queue
+// grows under rate adaptation whatever coop does) sends the terminal back
+// to competing for the rest of the off period, and that is not reversed
+// again; while the peer still competes nothing is judged.
+func TestCoopCompetesAgainWhenTheReturnDoesNotPay(t *testing.T) {
+	cases := []struct {
+		name     string
+		peerHi   uint32                        // the peer's bound after the return (0 = competing)
+		queue    func(s float64) time.Duration // the group's queue s seconds after the return
+		competes bool
+	}{
+		{"the hosts' queue goes on growing", 60, func(s float64) time.Duration { return secs(3.2 + 0.2*s) }, true},
+		{"the group's own queue drains", 60, func(s float64) time.Duration { return secs(max(0.1, 3.2-2*s)) }, false},
+		{"the peer still competes", 0, func(s float64) time.Duration { return secs(3.2 + 0.2*s) }, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			at, offAt, peerHi := coopThroughAVerdict(t)
+			_, backAt := reverse(at, offAt)
+			if backAt < 0 {
+				t.Fatal("no reversal")
+			}
+			*peerHi = tc.peerHi
+			// The RTT at the reversal: 0.256 + 1 + (backAt − offAt)/2 s;
+			// judged two round trips at it after the group is back.
+			settle := 2 * (0.256 + 1 + (backAt-offAt)/2)
+			againAt := -1.0
+			var again Decision
+			for s := backAt + 0.5; s < backAt+25; s += 0.5 {
+				if d := at(s, tc.queue(s-backAt), 220e3); d.Mode == ModeCompeting {
+					againAt, again = s, d
+					break
+				}
+			}
+			if !tc.competes {
+				if againAt >= 0 {
+					t.Fatalf("competing again %.1f s after the return: %q", againAt-backAt, again.Reason)
+				}
+				return
+			}
+			if againAt < backAt+settle || againAt > backAt+settle+1 {
+				t.Fatalf("competing again %.1f s after the return, want two round trips at the reversal's RTT (%.1f s)", againAt-backAt, settle)
+			}
+			if !strings.Contains(again.Reason, "did not pay either") || again.PerDst[dstA].Hi != 0 {
+				t.Fatalf("competing again: %q, bounds %+v: want no upper bound and why", again.Reason, again.PerDst[dstA])
+			}
+			// The rest of the off period, extended by the return's time:
+			// the verdict's 30 s in all.
+			end := offAt + 30 + (againAt - backAt)
+			for s := againAt + 0.5; s < end-0.5; s += 0.5 {
+				if d := at(s, tc.queue(s-backAt), 100e3); d.Mode != ModeCompeting {
+					t.Fatalf("t=%.1f: the resumed off period (until %.1f) ended: %q", s, end, d.Reason)
+				}
+			}
+			if d := at(end+0.5, tc.queue(end+0.5-backAt), 100e3); d.Mode == ModeCompeting {
+				t.Fatalf("still competing after the resumed off period: %q", d.Reason)
+			}
+		})
 	}
 }
