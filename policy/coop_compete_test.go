@@ -676,7 +676,7 @@ func TestCompeteRejoin(t *testing.T) {
 	var s compete
 	s.offFor = 30 * time.Second
 	s.offFrom, s.offUntil = t0, t0.Add(30*time.Second) // off since t0
-	s.rejoin(t0, 1, 1, 1, time.Second)    // one peer bounded (the count's start)
+	s.rejoin(t0, 1, 1, 1, time.Second)                 // one peer bounded (the count's start)
 	s.rejoin(t0.Add(5*time.Second), 0, 0, 1, time.Second)
 	if s.rejoin(t0.Add(10*time.Second), 1, 1, 1, time.Second); !s.offUntil.Equal(t0.Add(30 * time.Second)) {
 		t.Fatalf("a peer back 10 s into a 30 s off period: off until %v, want 30 s", s.offUntil.Sub(t0))
