@@ -178,8 +178,8 @@ func (p *payoff) back(now time.Time, d, rtt float64, until time.Time) {
 // group's queue rose from 2–5 s to 3–9 s in the seconds after, and the
 // returned terminals stalled for the rest of the run). Where the queue
 // was the group's own, it drains once the group is back under bounds:
-// the same lab's all-coop groups under the same profile fell from 1.0 s
-// to 0.1–0.4 s within 1.5 s of their return. So once most of the group
+// all-coop groups under the same profile (N = 8 and 10) fell from 1.0 s
+// to 0.1–0.4 s within 2 s of their return. So once most of the group
 // has been back for max(offAfter, two round trips at the reversal's RTT)
 // and the queue has not fallen to 1/PayRTT of what it was at the
 // reversal (nor to the target), the return did not pay either: returned
