@@ -181,19 +181,23 @@ func (p *payoff) back(now time.Time, d, rtt float64, until time.Time) {
 // all-coop groups under the same profile (N = 8 and 10) fell from 1.0 s
 // to 0.1–0.4 s within 2 s of their return. So once most of the group
 // has been back for max(offAfter, two round trips at the reversal's RTT)
-// and the queue has not fallen to 1/PayRTT of what it was at the
-// reversal (nor to the target), the return did not pay either: returned
+// and the queue has not fallen by a fifth (InelasticQueue, the
+// elasticity test's grain) from what it was at the reversal, the return
+// did not pay either. (Asking it to halve sent an all-coop group under
+// ARF back to competing on a queue that fell by 40 %, 814 → 490 ms; beside
+// hosts it had risen at every judgment, to 1.2–4.2 × — same lab, same
+// day.) returned
 // gives the reason and the end of the off period to resume — the rest of
 // the one reversed, extended by the time the return took. Neither way
 // paid, and competing is what doing nothing gives. The next reversal
 // starts from OffFor again, and the resumed off period is not judged
-// (this one's experiment is done). A queue that drained (or the hold-off
-// ending) ends the judgment with the return standing.
+// (this one's experiment is done). A queue at the target (or the
+// hold-off ending) ends the judgment early with the return standing.
 func (p *payoff) returned(now time.Time, d, dStar float64, together bool, offAfter time.Duration) (time.Time, string) {
 	if p.backAt.IsZero() {
 		return time.Time{}, ""
 	}
-	if d <= max(dStar, p.backD/PayRTT) || p.trusted(now) {
+	if d <= dStar || p.trusted(now) {
 		p.backAt = time.Time{}
 		return time.Time{}, ""
 	}
@@ -206,8 +210,12 @@ func (p *payoff) returned(now time.Time, d, dStar float64, together bool, offAft
 	if now.Sub(p.backFrom) < max(offAfter, seconds(2*p.backRTT)) {
 		return time.Time{}, ""
 	}
+	if d <= InelasticQueue*p.backD {
+		p.backAt = time.Time{} // it followed the group back: the return stands
+		return time.Time{}, ""
+	}
 	until := p.backUntil.Add(now.Sub(p.backAt))
-	why := fmt.Sprintf("coop: competing again (no upper bound) until %s: cooperating after the reversal did not pay either — the group's queue %v after %v back under bounds, against %v at the reversal (not halved: the queue is not the group's, e.g. hosts without coopcc that rate adaptation slows with everyone)",
+	why := fmt.Sprintf("coop: competing again (no upper bound) until %s: cooperating after the reversal did not pay either — the group's queue %v after %v back under bounds, against %v at the reversal (not a fifth lower: the queue is not the group's, e.g. hosts without coopcc that rate adaptation slows with everyone)",
 		until.Format(time.RFC3339), seconds(d).Round(time.Millisecond), now.Sub(p.backFrom).Round(100*time.Millisecond), seconds(p.backD).Round(time.Millisecond))
 	p.backAt, p.distrust, p.drain, p.reversals, p.at = time.Time{}, time.Time{}, 0, 0, time.Time{}
 	return until, why

@@ -285,8 +285,8 @@ func TestCoopKeepsCompetingThatPays(t *testing.T) {
 
 // TestCoopCompetesAgainWhenTheReturnDoesNotPay: a reversal is judged by the
 // queue once the group is back under bounds (payoff.returned, Decide end to
-// end). A queue of the group's own drains within two round trips and the
-// return stands; one that does not fall (hosts without coopcc whose queue
+// end). A queue of the group's own falls within two round trips (by a
+// fifth is enough) and the return stands; one that does not fall (hosts without coopcc whose queue
 // grows under rate adaptation whatever coop does) sends the terminal back
 // to competing for the rest of the off period, and that is not reversed
 // again; while the peer still competes nothing is judged.
@@ -299,6 +299,9 @@ func TestCoopCompetesAgainWhenTheReturnDoesNotPay(t *testing.T) {
 	}{
 		{"the hosts' queue goes on growing", 60, func(s float64) time.Duration { return secs(3.2 + 0.2*s) }, true},
 		{"the group's own queue drains", 60, func(s float64) time.Duration { return secs(max(0.1, 3.2-2*s)) }, false},
+		// Under ARF a group's own queue may fall by less than half in two
+		// round trips (lab, an all-coop group of 6: 814 → 490 ms).
+		{"the group's own queue falls by 40 %", 60, func(s float64) time.Duration { return secs(max(1.9, 3.2-s)) }, false},
 		{"the peer still competes", 0, func(s float64) time.Duration { return secs(3.2 + 0.2*s) }, false},
 	}
 	for _, tc := range cases {
