@@ -156,16 +156,13 @@ func (s *compete) rejoin(now time.Time, bounded, heard, peers int, settle time.D
 	s.bounded = bounded
 	if !s.offUntil.IsZero() && now.Before(s.offUntil) {
 		half := back && now.Sub(s.offFrom) >= s.offUntil.Sub(s.offFrom)/2
-		most := heard >= 2 && 2*heard > peers && now.Sub(s.offStart()) >= settle
+		most := heard >= 2 && 2*heard > peers && now.Sub(s.offFrom) >= settle
 		if half || most {
 			s.offUntil = now
 		}
 	}
 	return back
 }
-
-// offStart is when the off period in force began (meaningful while off).
-func (s *compete) offStart() time.Time { return s.offFrom }
 
 // PeerFresh is how recent a peer's status must be (by its send time) for
 // the peer to count as under bounds in the majority return (rejoin; at
