@@ -90,6 +90,7 @@ type Agent struct {
 	link    linkSmoother
 	ticks   *flowTicks
 	clocks  peerClocks // the peers' send times in this terminal's clock
+	peak    policy.RatePeak
 
 	wifi *wifiLink // the default LinkRate's nl80211 reader (nil with Deps.LinkRate given); closed when Run returns
 
@@ -397,6 +398,9 @@ func (a *Agent) buildView(now time.Time, iface string, flows []Flow, peers []Pee
 			DeliveryRate: rate, AppLimited: f.AppLimited || !act,
 		})
 	}
+	a.mu.Lock()
+	tv.view.PeakRate = a.peak.Observe(now, tv.view.Flows)
+	a.mu.Unlock()
 	tv.groupRate = tv.agg
 	for _, p := range peers {
 		tv.groupRate += float64(p.DeliveryRate)

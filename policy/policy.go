@@ -75,6 +75,11 @@ type View struct {
 	// LinkRate is the PHY rate this terminal's WLAN interface transmits
 	// at, Mbit/s, as its driver reports it (0 = unknown).
 	LinkRate float64
+	// PeakRate is the largest delivery rate one of this terminal's flows
+	// carried recently, B/s, decaying with RatePeakHalfLife (RatePeak; 0 =
+	// unknown). It is this terminal's own measurement, never a peer's:
+	// ClampDecision lets a lower bound restore it.
+	PeakRate float64
 }
 
 // Bounds are cwnd bounds in segments. Hi 0 = no upper bound, Lo 0 = no lower

@@ -128,14 +128,33 @@ func MinHiOf(p Policy) uint32 {
 
 // ClampDecision keeps a decision's bounds in the sane range, whatever the
 // policy computed from whatever peers said: hi at least minHi (MinHiOf the
-// policy; 0 stays "no upper bound"), lo at most LoBDPFactor × this terminal's own BDP in
-// segments (at least MinLoCap) and never above hi. The input is not
+// policy; 0 stays "no upper bound"), lo never above hi and at most
+// LoBDPFactor × this terminal's own BDP in segments (at least MinLoCap).
+//
+// The BDP is what its flows deliver now at today's RTT, or, where more, what
+// they carried recently (View.PeakRate) at today's RTT, reached by doublings:
+// at most LoBDPFactor × the largest congestion window now, one step per
+// decision. A terminal its policy has cut, or whose flow stalls, delivers
+// little now, and a cap on that alone kept coop's competitive floor (the
+// rate before the cut) from getting through — under rate adaptation beside
+// CUBIC hosts (lab, testbed2012, papers/000's grid, 2026-11-27) it cut
+// 53–58 % of the floors, to a median of 0.13–0.22 of what they asked (678
+// segments at a 7.4 s RTT applied as 10), and the released window crept up
+// one multi-second round trip at a time. Allowed at once, the floor was a
+// burst of 670 segments into the station's queue, more than the lab's
+// emulator read in time on 2 cores (invalid runs). The input is not
 // modified.
 func ClampDecision(d Decision, v View, minHi uint32) Decision {
 	if !d.Active {
 		return d
 	}
 	loCap := max(ownBDPSegments(v)*LoBDPFactor+1, MinLoCap)
+	if v.PeakRate > 0 {
+		peak := v
+		peak.Flows = atRate(v.Flows, v.PeakRate)
+		ramp := min(ownCwnd(v)*LoBDPFactor+1, ownBDPSegments(peak)*LoBDPFactor+1)
+		loCap = max(loCap, ramp)
+	}
 	out := d
 	out.Default = clampBounds(d.Default, loCap, minHi)
 	if d.PerDst != nil {
@@ -156,6 +175,62 @@ func clampBounds(b Bounds, loCap, minHi uint32) Bounds {
 		b.Lo = min(b.Lo, b.Hi)
 	}
 	return b
+}
+
+// atRate returns flows with every delivery rate raised to at least rate
+// (B/s): what they carried at it, at today's RTTs.
+func atRate(flows []FlowView, rate float64) []FlowView {
+	out := make([]FlowView, len(flows))
+	for i, f := range flows {
+		f.DeliveryRate = math.Max(f.DeliveryRate, rate)
+		out[i] = f
+	}
+	return out
+}
+
+// RatePeakHalfLife is how fast RatePeak forgets: a minute, the span of an
+// elasticity test, its verdict and an off period (30 s).
+const RatePeakHalfLife = time.Minute
+
+// RatePeak keeps View.PeakRate: the largest delivery rate of this terminal's
+// flows, each taken at most at what its window carries at its RTT (the AP
+// hands ACKs back in bursts: an evaluation's delivery can be three times
+// that), decaying by half every RatePeakHalfLife. The zero value is ready.
+// Not safe for concurrent use.
+type RatePeak struct {
+	rate float64
+	at   time.Time
+}
+
+// Observe takes the flows of the view at now and returns the peak.
+func (p *RatePeak) Observe(now time.Time, flows []FlowView) float64 {
+	switch {
+	case p.at.IsZero():
+		p.at = now
+	case now.After(p.at):
+		p.rate *= math.Exp2(-now.Sub(p.at).Seconds() / RatePeakHalfLife.Seconds())
+		p.at = now
+	}
+	for _, f := range flows {
+		r := f.DeliveryRate
+		if f.Cwnd > 0 && f.MSS > 0 && f.SRTT > 0 {
+			r = math.Min(r, float64(f.Cwnd)*float64(f.MSS)/f.SRTT.Seconds())
+		}
+		if r > p.rate && !math.IsInf(r, 0) {
+			p.rate = r
+		}
+	}
+	return p.rate
+}
+
+// ownCwnd is the largest congestion window of this terminal's flows,
+// segments.
+func ownCwnd(v View) uint32 {
+	var most uint32
+	for _, f := range v.Flows {
+		most = max(most, f.Cwnd)
+	}
+	return min(most, math.MaxUint32/4)
 }
 
 // ownBDPSegments is this terminal's largest window in flight over its

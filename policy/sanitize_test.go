@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 )
@@ -138,12 +139,24 @@ func maxPeerRate(v View) float64 {
 func TestClampDecisionProperties(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for i := 0; i < 2000; i++ {
-		v := View{Flows: []FlowView{{Dst: dstA, MSS: 1448, DeliveryRate: rng.Float64() * 1e7, MinRTT: time.Duration(rng.Int64N(int64(time.Second)))}}}
+		v := View{Flows: []FlowView{{Dst: dstA, MSS: 1448, Cwnd: rng.Uint32N(5000), DeliveryRate: rng.Float64() * 1e7, MinRTT: time.Duration(rng.Int64N(int64(time.Second)))}}}
+		if rng.IntN(2) == 0 {
+			v.PeakRate = rng.Float64() * 1e7
+		}
 		b := func() Bounds { return Bounds{Lo: rng.Uint32() >> rng.IntN(32), Hi: rng.Uint32() >> rng.IntN(32)} }
 		d := Decision{Active: true, Default: b(), PerDst: map[netip.Addr]Bounds{dstA: b(), dstB: b()}}
 		floor := uint32(1 + rng.IntN(2))
 		out := ClampDecision(d, v, floor)
-		loCap := max(ownBDPSegments(v)*LoBDPFactor+1, MinLoCap)
+		// The cap by an independent computation: twice the window at the
+		// rate now, or at the peak but then at most twice the cwnd, at the
+		// flow's RTT.
+		f := v.Flows[0]
+		window := func(rate float64) float64 { return 2*math.Ceil(rate*f.MinRTT.Seconds()/float64(f.MSS)) + 1 }
+		capF := math.Max(window(f.DeliveryRate), MinLoCap)
+		if v.PeakRate > 0 {
+			capF = math.Max(capF, math.Min(window(v.PeakRate), 2*float64(f.Cwnd)+1))
+		}
+		loCap := uint32(capF)
 		for _, bb := range append([]Bounds{out.Default}, mapValues(out.PerDst)...) {
 			if (bb.Hi != 0 && bb.Hi < floor) || (bb.Hi != 0 && bb.Lo > bb.Hi) || bb.Lo > loCap {
 				t.Fatalf("bounds %+v (floor %d, lo cap %d) from %+v", bb, floor, loCap, d)
@@ -156,6 +169,76 @@ func TestClampDecisionProperties(t *testing.T) {
 	in := Decision{Reason: "off"}
 	if out := ClampDecision(in, View{}, MinHi); out.Active || out.Reason != "off" {
 		t.Fatalf("inactive decision changed: %+v", out)
+	}
+}
+
+// A terminal cut by its policy, or whose flow stalled, delivers little now;
+// the floor that restores the rate it carried before (coop's competitive
+// floor) must get through the clamp. Replayed from the lab (testbed2012,
+// papers/000's grid, N = 8, 2026-11-27): a floor of 678 segments, 132.7 kB/s
+// at a 7.4 s RTT, was applied as 10 while the flow delivered 0.4 kB/s.
+func TestClampDecisionLetsAFloorBackToTheRecentPeak(t *testing.T) {
+	stalled := View{Flows: []FlowView{{Dst: dstA, Cwnd: 3, MSS: 1448, SRTT: 7400 * time.Millisecond, MinRTT: 256 * time.Millisecond, DeliveryRate: 400}}}
+	floor := Decision{Active: true, PerDst: map[netip.Addr]Bounds{dstA: {Lo: 678}}}
+	if got := ClampDecision(floor, stalled, MinHi).PerDst[dstA].Lo; got != MinLoCap {
+		t.Fatalf("no peak known: lo %d, want the cap on today's delivery, %d", got, MinLoCap)
+	}
+	// After a peak of 132.7 kB/s the floor comes back by doublings of the
+	// window, one per decision, as the window follows it.
+	recent := stalled
+	recent.PeakRate = 132656
+	var steps []uint32
+	for range 10 {
+		lo := ClampDecision(floor, recent, MinHi).PerDst[dstA].Lo
+		steps = append(steps, lo)
+		if lo == 678 {
+			break
+		}
+		recent.Flows[0].Cwnd = lo
+	}
+	if want := []uint32{10, 21, 43, 87, 175, 351, 678}; !slices.Equal(steps, want) {
+		t.Errorf("floor applied in steps %v, want %v", steps, want)
+	}
+	// Still a cap: twice the peak's window at today's RTT.
+	huge := Decision{Active: true, PerDst: map[netip.Addr]Bounds{dstA: {Lo: 100000}}}
+	recent.Flows[0].Cwnd = 5000
+	if got, want := ClampDecision(huge, recent, MinHi).PerDst[dstA].Lo, uint32(2*678+1); got != want {
+		t.Errorf("a floor of 100000: lo %d, want %d", got, want)
+	}
+}
+
+// RatePeak keeps the largest delivery rate of the flows, halving every
+// RatePeakHalfLife; a larger rate replaces it at once.
+func TestRatePeak(t *testing.T) {
+	var p RatePeak
+	at := func(s int, rates ...float64) float64 {
+		flows := make([]FlowView, len(rates))
+		for i, r := range rates {
+			flows[i] = FlowView{DeliveryRate: r}
+		}
+		return p.Observe(t0.Add(time.Duration(s)*time.Second), flows)
+	}
+	near := func(got, want float64) bool { return math.Abs(got-want) <= 1e-6*want }
+	if got := at(0, 1e5, 3e4); got != 1e5 {
+		t.Fatalf("first: %v, want the larger flow's 1e5", got)
+	}
+	if got := at(60, 0); !near(got, 5e4) {
+		t.Errorf("a half-life later with nothing delivered: %v, want 5e4", got)
+	}
+	if got := at(120, math.Inf(1), math.NaN()); !near(got, 2.5e4) {
+		t.Errorf("two half-lives, infinite and NaN rates ignored: %v, want 2.5e4", got)
+	}
+	if got := at(121, 2e5); got != 2e5 {
+		t.Errorf("a larger rate: %v, want 2e5", got)
+	}
+	if got := at(100, 0); got != 2e5 {
+		t.Errorf("a sample from the past: %v, want the peak unchanged", got)
+	}
+	// A burst of ACKs counts for what the window carries: 10 segments of
+	// 1000 B at 10 ms, 1 MB/s, not the 5 MB/s the evaluation saw.
+	burst := RatePeak{}
+	if got := burst.Observe(t0, []FlowView{{DeliveryRate: 5e6, Cwnd: 10, MSS: 1000, SRTT: 10 * time.Millisecond}}); !near(got, 1e6) {
+		t.Errorf("a burst: %v, want the window's 1e6", got)
 	}
 }
 
