@@ -40,9 +40,9 @@ type RunnerConfig struct {
 	// FirstRep numbers the repetitions from this one (0 = 1;
 	// scenario.Options.FirstRep).
 	FirstRep int
-	Backend     string    // testbed.BackendEmu, testbed.BackendVeth, or "" = emu when available
-	Coopcc      string    // coopcc binary for the emulator and agents ("" = this executable)
-	Log         io.Writer // progress display (nil = discard)
+	Backend  string    // testbed.BackendEmu, testbed.BackendVeth, or "" = emu when available
+	Coopcc   string    // coopcc binary for the emulator and agents ("" = this executable)
+	Log      io.Writer // progress display (nil = discard)
 	// SampleInterval is the monitor's sampling period (default 50 ms = 20 Hz).
 	SampleInterval time.Duration
 	// AgentSampleInterval is how often the agents' status is polled into
