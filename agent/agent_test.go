@@ -660,3 +660,24 @@ func TestDebugLogsEveryDecision(t *testing.T) {
 		}
 	}
 }
+
+// The policy's view carries the flows' recent peak rate (View.PeakRate), and
+// a lower bound sized for it gets through the cap on lower bounds although
+// the flow delivers nothing this tick (a competitive floor after a stall).
+func TestViewCarriesTheRecentPeakRate(t *testing.T) {
+	h := newHarness(t, nil)
+	h.flows.flows = []Flow{flow("10.77.9.1:40000", "10.77.9.254:5201", 40)}
+	now := time.Unix(1_700_000_000, 0)
+	h.a.Tick(now) // the first tick takes the kernel's delivery rate, 1 MB/s
+	if got := h.pol.last.PeakRate; got != 1e6 {
+		t.Fatalf("peak after the first tick: %v, want 1e6", got)
+	}
+	h.pol.mode = policy.ModeCompeting // lo 20
+	h.a.Tick(now.Add(time.Second))    // nothing acknowledged since: rate 0
+	if got := h.pol.last.PeakRate; got < 0.98e6 || got >= 1e6 {
+		t.Fatalf("peak a second later: %v, want 1e6 decayed by a second of its half-life", got)
+	}
+	if got := h.dp.bounds[dst1].Lo; got != 20 {
+		t.Fatalf("lower bound %d, want the policy's 20 (without the peak the cap on today's delivery is %d)", got, policy.MinLoCap)
+	}
+}
