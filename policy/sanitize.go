@@ -148,11 +148,9 @@ func ClampDecision(d Decision, v View, minHi uint32) Decision {
 	if !d.Active {
 		return d
 	}
-	loCap := max(ownBDPSegments(v)*LoBDPFactor+1, MinLoCap)
+	loCap := max(ownBDPSegments(v.Flows, 0)*LoBDPFactor+1, MinLoCap)
 	if v.PeakRate > 0 {
-		peak := v
-		peak.Flows = atRate(v.Flows, v.PeakRate)
-		ramp := min(ownCwnd(v)*LoBDPFactor+1, ownBDPSegments(peak)*LoBDPFactor+1)
+		ramp := min(ownCwnd(v)*LoBDPFactor+1, ownBDPSegments(v.Flows, v.PeakRate)*LoBDPFactor+1)
 		loCap = max(loCap, ramp)
 	}
 	out := d
@@ -175,17 +173,6 @@ func clampBounds(b Bounds, loCap, minHi uint32) Bounds {
 		b.Lo = min(b.Lo, b.Hi)
 	}
 	return b
-}
-
-// atRate returns flows with every delivery rate raised to at least rate
-// (B/s): what they carried at it, at today's RTTs.
-func atRate(flows []FlowView, rate float64) []FlowView {
-	out := make([]FlowView, len(flows))
-	for i, f := range flows {
-		f.DeliveryRate = math.Max(f.DeliveryRate, rate)
-		out[i] = f
-	}
-	return out
 }
 
 // RatePeakHalfLife is how fast RatePeak forgets: a minute, the span of an
@@ -234,17 +221,18 @@ func ownCwnd(v View) uint32 {
 }
 
 // ownBDPSegments is this terminal's largest window in flight over its
-// flows, in segments: delivery rate × RTT (the smoothed one, or the minimum
-// when larger) / MSS.
-func ownBDPSegments(v View) uint32 {
+// flows, in segments: delivery rate, raised to atLeast (B/s; 0 = as
+// measured), × RTT (the smoothed one, or the minimum when larger) / MSS.
+func ownBDPSegments(flows []FlowView, atLeast float64) uint32 {
 	var best float64
-	for _, f := range v.Flows {
+	for _, f := range flows {
 		rtt := max(f.MinRTT, f.SRTT)
 		mss := float64(f.MSS)
-		if mss <= 0 || rtt <= 0 || !(f.DeliveryRate > 0) {
+		rate := math.Max(f.DeliveryRate, atLeast)
+		if mss <= 0 || rtt <= 0 || !(rate > 0) {
 			continue
 		}
-		best = math.Max(best, f.DeliveryRate*rtt.Seconds()/mss)
+		best = math.Max(best, rate*rtt.Seconds()/mss)
 	}
 	return uint32(math.Min(math.Ceil(best), math.MaxUint32/4))
 }
