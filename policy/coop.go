@@ -298,12 +298,12 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 	// does not shrink while the cooperating group cuts its windows, it is
 	// not ours (compete, coop_compete.go): no bounds for the off period,
 	// then a fresh start (the capacity is measured again).
-	rev := "" // the reason of a reversal of competitive mode (coop_payoff.go)
+	rev, reversed := "", false // why competitive mode ended now, if it did (a reversal: coop_payoff.go)
 	if !cp.DisableSwitchOff {
 		if d, done := c.switchOff(v.Now, gs, g, dStar, mss); done {
 			return d
-		} else if d.Reversed {
-			rev = d.Reason
+		} else {
+			rev, reversed = d.Reason, d.Reversed
 		}
 	}
 
@@ -312,7 +312,9 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 	// only the lower bound of solo mode. At the first inflation the sum of
 	// delivery rates is the path's throughput: that starts the estimate.
 	if c.capacity == 0 && (!inflated || !(g.measured > 0)) {
-		return c.solo(gs, fmt.Sprintf("coop: %d terminals, ratio %.2f (target %.2f), measured %.0f B/s: capacity not measured yet (no upper bound)", len(g.terms), g.ratio(), targetRatio, g.measured))
+		d := c.solo(gs, joinReasons(rev, fmt.Sprintf("coop: %d terminals, ratio %.2f (target %.2f), measured %.0f B/s: capacity not measured yet (no upper bound)", len(g.terms), g.ratio(), targetRatio, g.measured)))
+		d.Reversed = reversed
+		return d
 	}
 	gain := c.estimate(v.Now, g, dStar, mss, update)
 	probeNote := c.stepProbe(v, g, mss, dStar, update)
@@ -331,9 +333,7 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 	c.targets, c.dStar = targets, seconds(dStar)
 
 	d := decision(per, c.reason(g, gain, targetRatio, dStar, share, inflated, boundsReason(gs, per, targets), probeNote))
-	if rev != "" {
-		d.Reason, d.Reversed = rev+"; "+d.Reason, true
-	}
+	d.Reason, d.Reversed = joinReasons(rev, d.Reason), reversed
 	if !cp.DisableQueueProbe {
 		d.QueueSegments = uint32(c.probe.learned(cp))
 	}
@@ -465,14 +465,18 @@ func (c *coop) probeMoves(g group, mss, s float64) bool {
 
 // switchOff runs the elasticity test (coop_compete.go): while competitive
 // mode is on, or when this evaluation enters it, it returns that decision
-// and done = true. When this evaluation ends competitive mode because it did
-// not pay (coop_payoff.go), done is false and the decision carries only the
-// reversal's reason (Reversed) for the evaluation to go on with.
+// and done = true. When this evaluation ends competitive mode — it did not
+// pay (coop_payoff.go: Reversed), or the group came back under bounds
+// (compete.rejoin) — done is false and the decision carries only why, for
+// the evaluation to go on with.
 func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float64) (Decision, bool) {
 	cp := c.p.Coop
 	heard := g.boundedPeersSince(now.Add(-max(PeerFresh, 2*c.p.EvalInterval)))
-	back := c.comp.rejoin(now, g.boundedPeers(), heard, len(g.terms)-1, c.pay.settle(cp.OffAfter))
+	back, ended := c.comp.rejoin(now, g.boundedPeers(), heard, len(g.terms)-1, c.pay.settle(cp.OffAfter))
 	rev := ""
+	goOn := func() (Decision, bool) { // cooperate, saying why competing ended now (if it did)
+		return Decision{Reason: joinReasons(rev, ended), Reversed: rev != ""}, false
+	}
 	if off, why := c.comp.off(now); off {
 		rev = c.pay.judge(now, g.rbar+g.d, cp.OffAfter, cp.OffFor)
 		if rev == "" {
@@ -494,14 +498,14 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 		}
 	}
 	together := 2*heard >= len(g.terms)-1 // most of the group is under bounds (or none is heard)
-	if until, why := c.pay.returned(now, g.d, dStar, together, cp.OffAfter); why != "" {
+	if until, why := c.pay.returned(now, g.d, dStar, g.rbar+g.d, together, cp.OffAfter); why != "" {
 		c.comp.resumeOff(now, until)
 		c.capacity = 0
 		return c.competing(gs, g.terms[0], why, max(c.peakRate, c.comp.startShare())), true
 	}
 	if !c.pay.trusted(now) { // a reversal always lands here: its hold-off began now
 		c.comp.quiet()
-		return Decision{Reason: rev, Reversed: rev != ""}, false
+		return goOn()
 	}
 	// The capacity floor is HiFloor segments per terminal over the RTT the
 	// windows are sized for (R̄ + d*, or R̄ + the queue while an episode is
@@ -519,14 +523,14 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 	c.comp.see(g.medium)
 	if probing, rose := c.groupProbing(now, g, mss); rose {
 		c.comp.pause()
-		return Decision{}, false
+		return goOn()
 	} else if probing {
 		c.comp.dropHeld()
 	} else {
 		c.comp.watch(now, g.window, g.d, dStar, g.rbar, cp.OffAfter)
 	}
 	if back && c.comp.rejoined(now, g.d, effective) {
-		return Decision{}, false
+		return goOn()
 	}
 	if why := c.comp.observe(now, cp, len(g.terms), g.d, dStar, g.rbar, effective, floorWin, sized, g.measured); why != "" {
 		c.capacity = 0
@@ -538,7 +542,7 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 		// 424 kB/s where its peer had carried 896).
 		return c.competing(gs, g.terms[0], why, max(c.peakRate, c.comp.startShare())), true
 	}
-	return Decision{}, false
+	return goOn()
 }
 
 // groupProbing reports whether a queue probe of the group may be running at
@@ -874,6 +878,17 @@ func MaxMinShares(capacity float64, demands, weights []float64) []float64 {
 }
 
 // median of durations (0 for none).
+// joinReasons joins the non-empty reasons with "; ".
+func joinReasons(rs ...string) string {
+	var out []string
+	for _, r := range rs {
+		if r != "" {
+			out = append(out, r)
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
 func median(xs []time.Duration) time.Duration {
 	if len(xs) == 0 {
 		return 0

@@ -151,17 +151,27 @@ func (s *compete) noteBack(seed float64) float64 {
 // the run. Counting only statuses sent since this terminal's own verdict
 // was not enough: a peer whose verdict came half a second after it was
 // known by a status from that half second.
-func (s *compete) rejoin(now time.Time, bounded, heard, peers int, settle time.Duration) bool {
-	back := bounded > s.bounded
+//
+// When it ends an off period it says why (ended): the evaluation that
+// cooperates again carries it, so that an early end is told from one that
+// ran its course.
+func (s *compete) rejoin(now time.Time, bounded, heard, peers int, settle time.Duration) (back bool, ended string) {
+	back = bounded > s.bounded
 	s.bounded = bounded
-	if !s.offUntil.IsZero() && now.Before(s.offUntil) {
-		half := back && now.Sub(s.offFrom) >= s.offUntil.Sub(s.offFrom)/2
-		most := heard >= 2 && 2*heard > peers && now.Sub(s.offFrom) >= settle
-		if half || most {
-			s.offUntil = now
-		}
+	if s.offUntil.IsZero() || !now.Before(s.offUntil) {
+		return back, ""
 	}
-	return back
+	ran := now.Sub(s.offFrom).Round(100 * time.Millisecond)
+	switch {
+	case heard >= 2 && 2*heard > peers && now.Sub(s.offFrom) >= settle:
+		ended = fmt.Sprintf("coop: the off period ended after %v: %d of %d peers are under bounds by their recent statuses (the majority judges the queue its own)", ran, heard, peers)
+	case back && now.Sub(s.offFrom) >= s.offUntil.Sub(s.offFrom)/2:
+		ended = fmt.Sprintf("coop: the off period ended after %v, half of it: a peer came back under bounds (the group retries together)", ran)
+	default:
+		return back, ""
+	}
+	s.offUntil = now
+	return back, ended
 }
 
 // PeerFresh is how recent a peer's status must be (by its send time) for

@@ -683,7 +683,7 @@ func TestCompeteRejoin(t *testing.T) {
 	}
 	s.rejoin(t0.Add(12*time.Second), 0, 0, 1, time.Second)
 	at := t0.Add(16 * time.Second)
-	if !s.rejoin(at, 1, 1, 1, time.Second) || !s.offUntil.Equal(at) {
+	if back, _ := s.rejoin(at, 1, 1, 1, time.Second); !back || !s.offUntil.Equal(at) {
 		t.Fatalf("a peer back 16 s into a 30 s off period: off until %v, want now (16 s)", s.offUntil.Sub(t0))
 	}
 	if off, _ := s.off(at); off {

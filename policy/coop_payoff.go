@@ -193,7 +193,16 @@ func (p *payoff) back(now time.Time, d, rtt float64, until time.Time) {
 // starts from OffFor again, and the resumed off period is not judged
 // (this one's experiment is done). A queue at the target (or the
 // hold-off ending) ends the judgment early with the return standing.
-func (p *payoff) returned(now time.Time, d, dStar float64, together bool, offAfter time.Duration) (time.Time, string) {
+// The resumed off period settles (settle: the group's majority return,
+// compete.rejoin) over two round trips at rtt, the group's RTT (s) now, not
+// at the verdict: beside 4 CUBIC hosts under ARF (device machine,
+// papers/000's coexistence at N = 8, k = 4, 2026-11-27) four coop terminals
+// competed again together at an RTT of 2.4 s and all four were back under
+// bounds a second later, the settling time at the verdict's RTT of 0.5 s
+// (which rule ended it that run's logs do not say; the reason now does,
+// compete.rejoin); squeezed to 10–30 segments, they carried 0.27 Mbit/s
+// each against the hosts' 1.27 for the rest of the run.
+func (p *payoff) returned(now time.Time, d, dStar, rtt float64, together bool, offAfter time.Duration) (time.Time, string) {
 	if p.backAt.IsZero() {
 		return time.Time{}, ""
 	}
@@ -218,6 +227,7 @@ func (p *payoff) returned(now time.Time, d, dStar float64, together bool, offAft
 	why := fmt.Sprintf("coop: competing again (no upper bound) until %s: cooperating after the reversal did not pay either — the group's queue %v after %v back under bounds, against %v at the reversal (not a fifth lower: the queue is not the group's, e.g. hosts without coopcc that rate adaptation slows with everyone)",
 		until.Format(time.RFC3339), seconds(d).Round(time.Millisecond), now.Sub(p.backFrom).Round(100*time.Millisecond), seconds(p.backD).Round(time.Millisecond))
 	p.backAt, p.distrust, p.drain, p.reversals, p.at = time.Time{}, time.Time{}, 0, 0, time.Time{}
+	p.rtt = rtt
 	return until, why
 }
 

@@ -349,3 +349,74 @@ func TestCoopCompetesAgainWhenTheReturnDoesNotPay(t *testing.T) {
 		})
 	}
 }
+
+// TestCoopResumedOffPeriodSettlesAtTheRTTOfTheResume: four terminals whose
+// returns did not pay compete again, each on its own judgment, seconds
+// apart. An off period resumed at an RTT of 5 s must not end by the
+// majority rule on the peers' statuses from before their own resumes — it
+// settled over two round trips at the verdict's RTT (1.3 s here), and the
+// terminal was back under bounds 3 s after it competed again, before its
+// peers followed it. A group that did not follow ends it after two round
+// trips at the RTT of the resume, and the decision says why.
+func TestCoopResumedOffPeriodSettlesAtTheRTTOfTheResume(t *testing.T) {
+	run := func(peersResumeAfter float64) (againAt, endedAt float64, ended Decision) {
+		c := newCoopT(t, Params{})
+		base := 256 * time.Millisecond
+		var peerHi uint32
+		at := func(s float64, q time.Duration, rate float64) Decision {
+			var peers []PeerView
+			for i := 0; i < 3; i++ {
+				p := inflatedPeer(base, q, rate)
+				p.Hi, p.Sent = peerHi, t0.Add(secs(s-0.2)) // statuses 200 ms old
+				peers = append(peers, p)
+			}
+			return c.Decide(View{Now: t0.Add(secs(s)),
+				Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: base + q, MinRTT: base, DeliveryRate: rate, Cwnd: 2000}},
+				Peers: peers})
+		}
+		offAt := -1.0 // every terminal competes: the peers' statuses say no bound
+		for s := 0.0; s < 30 && offAt < 0; s += 0.5 {
+			if at(s, time.Second, 650e3).Mode == ModeCompeting {
+				offAt = s
+			}
+		}
+		_, backAt := reverse(at, offAt)
+		if offAt < 0 || backAt < 0 {
+			t.Fatalf("verdict at %.1f s, reversal at %.1f s: want both", offAt, backAt)
+		}
+		peerHi = 60 // the peers reversed too; the hosts' queue goes on growing
+		queue := func(s float64) time.Duration { return secs(3.2 + 0.2*(s-backAt)) }
+		againAt = -1
+		for s := backAt + 0.5; s < backAt+25 && againAt < 0; s += 0.5 {
+			if at(s, queue(s), 220e3).Mode == ModeCompeting {
+				againAt = s
+			}
+		}
+		if againAt < 0 {
+			t.Fatal("the return that did not pay was kept")
+		}
+		for s := againAt + 0.5; s < againAt+20; s += 0.5 {
+			if s >= againAt+peersResumeAfter {
+				peerHi = 0
+			}
+			if d := at(s, queue(s), 220e3); d.Mode != ModeCompeting {
+				return againAt, s, d
+			}
+		}
+		return againAt, -1, Decision{}
+	}
+	// The peers compete again 3.5 s later: the terminal's off period goes on.
+	if againAt, endedAt, d := run(3.5); endedAt >= 0 {
+		t.Errorf("peers competing again 3.5 s after this terminal: its resumed off period ended %.1f s after it competed again: %q", endedAt-againAt, d.Reason)
+	}
+	// The peers stay under bounds: two round trips at the RTT of the
+	// resume (0.256 + 3.2 + 0.2 × 8 s), and the decision says why.
+	againAt, endedAt, d := run(1e9)
+	rtt := 0.256 + 3.2 + 0.2*8
+	if endedAt < 0 || endedAt-againAt < 2*rtt || endedAt-againAt > 2*rtt+1 {
+		t.Fatalf("peers under bounds: the resumed off period ended %.1f s after it began (-1 = not in 20 s), want two round trips at its RTT (%.1f s)", endedAt-againAt, 2*rtt)
+	}
+	if !strings.Contains(d.Reason, "off period ended after") || !strings.Contains(d.Reason, "3 of 3 peers") {
+		t.Fatalf("the early end does not say why: %q", d.Reason)
+	}
+}
