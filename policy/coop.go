@@ -513,14 +513,23 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 	// changes no window, so the elasticity test sees the capacity the
 	// windows actually follow. (Taken at R̄ alone, 10 terminals at 4 ms had a
 	// floor of 4.8 MB/s on a 2.9 MB/s medium, "at the floor" from the first
-	// tick, and the verdict came before any cut.)
-	floorWin := float64(cp.HiFloor) * mss * g.n()
+	// tick, and the verdict came before any cut.) The estimate itself
+	// goes no lower than a segment per terminal per second (nextCapacity's
+	// guard), so over an RTT of more than HiFloor seconds the windows hold
+	// no less than a segment per second of it: without that, at a squeezed
+	// group's 3 s the estimate stopped at 4 × 1448 B/s, above both the
+	// floor (3.6 kB/s) and the cut (0.7 × the group's 3 kB/s), and the
+	// test waited for a cut that could not come
+	// (TestCoopSqueezedGroupAtTheFloorGetsItsVerdict; compete.inelastic has
+	// the lab run).
 	sized := g.rbar + c.windowQueue(dStar, g.d)
+	floorWin := max(float64(cp.HiFloor), sized) * mss * g.n()
 	effective := 0.0
 	if c.capacity > 0 {
 		effective = max(c.capacity, floorWin/sized)
 	}
 	c.comp.see(g.medium)
+	c.comp.floorRate(c.peakGroup / 2)
 	if probing, rose := c.groupProbing(now, g, mss); rose {
 		c.comp.pause()
 		return goOn()

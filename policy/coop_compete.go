@@ -28,8 +28,11 @@ type compete struct {
 	cutAt  time.Time // when the episode's cut was first in force; zero = not yet
 	d0, c0 float64   // queueing delay (s) and capacity (B/s) at the start
 	m0     float64   // the group's delivery rate (B/s) at the start (0 = unknown)
-	n0     int       // terminals in the group at the start
-	backs  int       // peers' returns that restarted the wait since the start (rejoined)
+	// servedMin is the least rate (B/s) the floor windows are judged to be
+	// served at (floorRate; 0 = none).
+	servedMin float64
+	n0        int // terminals in the group at the start
+	backs     int // peers' returns that restarted the wait since the start (rejoined)
 	// owned: the queue followed the group's windows in this episode (it
 	// fell by a fifth after the cut, or sat within OffRatio of what the
 	// windows explain); d0 is then the queue it followed them to.
@@ -376,6 +379,11 @@ func (s *compete) settle(rbar float64, span time.Duration) time.Duration {
 	return max(seconds(2*(rbar+s.dHeld)), span)
 }
 
+// floorRate records the least delivery rate (B/s) at which the group's
+// floor windows are judged to be served (before observe; inelastic): half
+// the group's recent peak, coop.targetQueue's rule.
+func (s *compete) floorRate(r float64) { s.servedMin = r }
+
 // see records the group's PHY rates of this evaluation (before observe).
 func (s *compete) see(m medium) {
 	s.med = m
@@ -633,10 +641,19 @@ func (s *compete) inelastic(now time.Time, cp CoopParams, n int, d, dStar, rbar,
 	}
 	// At the floor the windows cannot be cut: the queue is ours if the
 	// floor windows explain it at the rate the group delivered (now, or
-	// when the episode began: a squeezed group delivers little because its
-	// RTT is long, which would explain any queue).
+	// when the episode began), and at no less than half its recent peak
+	// (floorRate): a squeezed group delivers little because its RTT is
+	// long, which would explain any queue. The episode's start is not
+	// enough: a group squeezed before its episode began delivered little
+	// then too — beside 4 CUBIC hosts under ARF (lab, papers/000's
+	// coexistence at N = 8, k = 4, 2026-11-27) two of the four coop
+	// terminals sat at 2–3 segments from 13 s to the end of the run, their
+	// group delivering about 3 kB/s, at which the floor windows explain a
+	// queue of 4–6 s, more than the hosts' (their decisions were not
+	// logged, their bounds did not change;
+	// TestCoopSqueezedGroupAtTheFloorGetsItsVerdict reproduces it).
 	explained := dStar
-	if ref := max(measured, s.m0); atFloor && ref > 0 {
+	if ref := max(measured, s.m0, s.servedMin); atFloor && ref > 0 {
 		explained = max(explained, floorWin/ref-rbar)
 	}
 	if d <= cp.OffRatio*explained {
@@ -681,6 +698,10 @@ func (s *compete) inelastic(now time.Time, cp CoopParams, n int, d, dStar, rbar,
 		return fmt.Sprintf("coop: competing (no upper bound) for %v: queue %v grew from %v while the group's windows held at %.0f segments (hosts without coopcc, or a bottleneck elsewhere)",
 			off, seconds(d), seconds(s.dHeld), s.wHeld)
 	}
-	return fmt.Sprintf("coop: competing (no upper bound) for %v: queue %v did not follow the group's windows (%v when the group began to cut; capacity estimate now %.0f %% of then; hosts without coopcc, or a bottleneck elsewhere)",
-		off, seconds(d), seconds(s.d0), 100*capacity/s.ref())
+	where := fmt.Sprintf("capacity estimate now %.0f %% of then", 100*capacity/s.ref())
+	if atFloor {
+		where = fmt.Sprintf("the windows at their floor, an estimate of %.0f B/s that goes no lower", capacity)
+	}
+	return fmt.Sprintf("coop: competing (no upper bound) for %v: queue %v did not follow the group's windows (%v when the group began to cut; %s; hosts without coopcc, or a bottleneck elsewhere)",
+		off, seconds(d), seconds(s.d0), where)
 }

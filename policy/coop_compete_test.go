@@ -1104,3 +1104,39 @@ func TestCoopWindowsDuringAPauseKeepTheQueueAsItIs(t *testing.T) {
 		t.Errorf("windows sized for %v during a pause before the cut, want the episode's 140 ms", seconds(got))
 	}
 }
+
+// TestCoopSqueezedGroupAtTheFloorGetsItsVerdict: four coop terminals that
+// carried 400 kB/s each are squeezed by hosts without coopcc to 750 B/s
+// each behind a queue of 3 s that does not move, their estimate collapsed
+// (lab, papers/000's coexistence under testbed2012, N = 8, k = 4: two of
+// four terminals at 2–3 segments from 13 s to the end of the run, no
+// verdict). The estimate stops at its guard of a segment per terminal per
+// second, which over 3 s is above the HiFloor windows and above a cut of
+// the group's delivery: the test must count that as the floor. And the
+// floor windows, judged at the 3 kB/s the group delivers, would explain a
+// queue of 6 s: they are judged at no less than half the group's recent
+// peak. The verdict comes once the episode has waited two round trips.
+func TestCoopSqueezedGroupAtTheFloorGetsItsVerdict(t *testing.T) {
+	c := newCoopT(t, Params{})
+	const base = 256 * time.Millisecond
+	at := func(s float64, q time.Duration, rate float64, cwnd uint32) Decision {
+		peer := inflatedPeer(base, q, rate)
+		peer.Hi, peer.Cwnd, peer.Sent = 2, cwnd, t0.Add(secs(s-0.2))
+		return c.Decide(View{Now: t0.Add(secs(s)),
+			Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: base + q, MinRTT: base, DeliveryRate: rate, Cwnd: cwnd}},
+			Peers: []PeerView{peer, peer, peer}})
+	}
+	for s := 0.0; s < 5; s += 0.5 {
+		at(s, 30*time.Millisecond, 400e3, 80)
+	}
+	c.capacity = 4 * 1448 // collapsed to the guard
+	for s := 5.0; s < 40; s += 0.5 {
+		if d := at(s, 3*time.Second, 750, 2); d.Mode == ModeCompeting {
+			if s > 5+2*3.3+1 {
+				t.Fatalf("verdict %.1f s after the collapse, want two round trips (6.5 s): %q", s-5, d.Reason)
+			}
+			return
+		}
+	}
+	t.Fatal("a group squeezed to 750 B/s per terminal behind a queue of 3 s: no verdict in 35 s")
+}
