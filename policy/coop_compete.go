@@ -63,6 +63,11 @@ type compete struct {
 	// first seen at its present size nFormed (observe).
 	formed  time.Time
 	nFormed int
+	// nMax is the largest group size heard within the memory of the last
+	// evaluation, and nMaxAt when it was last heard (remember); size0 is
+	// nMax when the open episode began.
+	nMax, size0 int
+	nMaxAt      time.Time
 	// ours: since the capacity was last measured afresh, the group's
 	// queue has shown itself the group's — it stayed at the target with
 	// an estimate (since atSince) long enough, or followed the group's
@@ -274,6 +279,7 @@ func (s *compete) begin(now time.Time, n int, d, capacity, measured float64) {
 // start opens an episode at now from the group as it is.
 func (s *compete) start(now time.Time, n int, d, capacity, measured float64) {
 	s.since, s.cutAt, s.n0, s.d0, s.c0, s.m0 = now, time.Time{}, n, d, capacity, measured
+	s.size0 = max(s.nMax, n)
 	s.backs, s.owned = 0, false
 }
 
@@ -492,11 +498,31 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 		s.offFor, s.retriedAt = base, time.Time{} // cooperated for a whole period: forgive
 	}
 	steady := s.noteTarget(now, capacity > 0 && d <= dStar, max(cp.OffAfter, seconds(2*sized)))
+	s.remember(now, n, max(cp.OffAfter, seconds(2*(rbar+d))))
 	atFloor, open := s.track(now, n, d, dStar, capacity, floorWin, sized, measured, steady)
 	if !open {
 		return ""
 	}
 	return s.judge(now, cp, n, d, dStar, rbar, capacity, floorWin, measured, atFloor)
+}
+
+// remember records the group's size n (terminals heard) at now and keeps
+// the largest heard within memory (nMax): the size the elasticity test
+// counts joins and the group's forming by. Behind a queue that is not the
+// group's, the peers' statuses wait in the AP's queue for seconds or are
+// lost there, and a peer expires and is heard again while its upload runs
+// on: beside 4 CUBIC hosts under ARF (lab, papers/000's coexistence at
+// N = 8, k = 4, 2026-11-27) one terminal's group went 4, 3, 4, 3, 2, 1, 2
+// in 8 s, and an episode begun while it heard one peer started again each
+// time another came back, as the held-windows rule's wait did at every
+// change: the terminal held its windows at 64 segments for 42 s beside a
+// queue that grew from 6 to 11 s, with no verdict. A terminal heard for
+// the first time within memory (two round trips at the queue as it is,
+// at least OffAfter) is counted as a joiner, as before.
+func (s *compete) remember(now time.Time, n int, memory time.Duration) {
+	if n >= s.nMax || now.Sub(s.nMaxAt) > memory || now.Before(s.nMaxAt) {
+		s.nMax, s.nMaxAt = n, now
+	}
 }
 
 // noteTarget records whether the group's queue is at its target (at) at
@@ -536,14 +562,14 @@ func (s *compete) track(now time.Time, n int, d, dStar, capacity, floorWin, size
 		}
 		return false, false
 	}
-	if n != s.nFormed || s.formed.IsZero() {
-		s.nFormed, s.formed = n, now
+	if s.nMax != s.nFormed || s.formed.IsZero() {
+		s.nFormed, s.formed = s.nMax, now
 	}
-	if s.since.IsZero() && n == s.n0 && s.c0 > 0 {
+	if s.since.IsZero() && s.nMax == s.size0 && s.c0 > 0 {
 		s.resume(now, d, capacity) // closed by a new target, a probe or a moment at the target
 		return false, false
 	}
-	if s.since.IsZero() || now.Before(s.since) || n > s.n0 {
+	if s.since.IsZero() || now.Before(s.since) || s.nMax > s.size0 {
 		// A terminal that joined changes the queue by itself: the test
 		// starts again with the group as it is. One that dropped out does
 		// not restart it (the hold keeps the reference): behind a queue
@@ -559,7 +585,9 @@ func (s *compete) track(now time.Time, n int, d, dStar, capacity, floorWin, size
 		// estimate came a tick before its peer's status, 995 kB/s for
 		// itself alone, and the pair, delivering 1.58 MB/s, was held at
 		// 70 % of the 995 while its peer held 70 % of 1.66 MB/s.
-		if n > s.n0 && s.n0 > 0 {
+		// The group's size is the largest heard within two round trips
+		// (remember): a peer that expired and is heard again did not join.
+		if s.nMax > s.size0 && s.size0 > 0 {
 			capacity = max(capacity, measured)
 		}
 		s.start(now, n, d, capacity, measured)

@@ -1140,3 +1140,36 @@ func TestCoopSqueezedGroupAtTheFloorGetsItsVerdict(t *testing.T) {
 	}
 	t.Fatal("a group squeezed to 750 B/s per terminal behind a queue of 3 s: no verdict in 35 s")
 }
+
+// TestCompeteAPeerHeardAgainDidNotJoin: behind hosts that fill the AP's
+// queue the peers' statuses are late or lost, and a peer expires and is
+// heard again while its upload runs on (lab, papers/000's coexistence,
+// N = 8, k = 4: a group heard as 4, 3, 4, 3, 2, 1, 2 in 8 s). An episode
+// that began while the peers were unheard must not start again when they
+// are heard again, nor the held-windows rule's wait for the group to form;
+// a terminal never heard within two round trips is a joiner and restarts
+// the test (TestCompeteRestartsWhenATerminalJoins).
+func TestCompeteAPeerHeardAgainDidNotJoin(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	var s compete
+	obs := func(sec float64, n int, d float64) {
+		s.observe(t0.Add(secs(sec)), cp, n, d, 0.04, 0.256, 1e6, 1e4, 0.256+d, 1e6)
+	}
+	obs(0, 4, 0.01) // four terminals heard, at the target
+	obs(0.5, 1, 1)  // the hosts' queue: three peers unheard as the episode opens
+	since, formed := s.since, s.formed
+	if since.IsZero() {
+		t.Fatal("no episode on a queue of 1 s")
+	}
+	obs(1.0, 4, 1) // heard again
+	obs(1.5, 2, 1)
+	obs(2.0, 4, 1)
+	if !s.since.Equal(since) || !s.formed.Equal(formed) {
+		t.Fatalf("peers heard again restarted the episode (since %v → %v) or the group's forming (%v → %v)",
+			since.Sub(t0), s.since.Sub(t0), formed.Sub(t0), s.formed.Sub(t0))
+	}
+	obs(2.5, 5, 1) // a fifth terminal, never heard: a joiner
+	if s.since.Equal(since) {
+		t.Fatal("a terminal that joined did not restart the episode")
+	}
+}
