@@ -886,7 +886,6 @@ func MaxMinShares(capacity float64, demands, weights []float64) []float64 {
 	return out
 }
 
-// median of durations (0 for none).
 // joinReasons joins the non-empty reasons with "; ".
 func joinReasons(rs ...string) string {
 	var out []string
@@ -898,6 +897,7 @@ func joinReasons(rs ...string) string {
 	return strings.Join(out, "; ")
 }
 
+// median of durations (0 for none).
 func median(xs []time.Duration) time.Duration {
 	if len(xs) == 0 {
 		return 0
