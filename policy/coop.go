@@ -175,7 +175,8 @@ func (c CoopParams) Validate() error {
 //     ρ = (R̄ + d)/R̄;
 //  3. updates the capacity estimate C (bytes/s) multiplicatively,
 //     C ← C · clamp((ρ*/ρ)^k, GainMin, GainMax), capped at ProbeCap × the
-//     measured sum of all terminals' delivery rates; C starts at that sum;
+//     measured sum of all terminals' delivery rates; C starts at what the
+//     group's windows carry at its first inflation (no less than that sum);
 //  4. shares C max-min by demand (application-limited terminals get what they
 //     use plus Headroom, the rest split the remainder, optionally weighted by
 //     capability), then splits this terminal's share the same way over its own
@@ -218,6 +219,9 @@ type coop struct {
 	// peakGroup is the same decaying maximum of the group's delivery (Σ rates):
 	// what the medium has been seen to carry for the group (targetQueue).
 	peakGroup float64
+	// lastGroup is the group's delivery at the evaluation before (0 = none):
+	// a delivery still growing fast is a slow start's (firstEstimate).
+	lastGroup float64
 	// probe learns the queue per contender the medium needs
 	// (coop_probe.go); probeWindow is the group's window sum at the first
 	// evaluation of epoch probeEpoch's probe phase (groupProbing).
@@ -271,6 +275,7 @@ func (c *coop) Decide(v View) Decision {
 		c.pay.note(self.rate, g.measured/g.n())
 	}
 	c.last = c.evaluate(v, gs, g, update)
+	c.lastGroup = g.measured
 	if c.last.Mode == "" {
 		c.last.Mode = ModeCooperative
 	}
@@ -309,8 +314,8 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 
 	// Capacity estimate. Until the group's RTT first inflates there is no
 	// measurement of capacity (the path is not saturated): no upper bound,
-	// only the lower bound of solo mode. At the first inflation the sum of
-	// delivery rates is the path's throughput: that starts the estimate.
+	// only the lower bound of solo mode. At the first inflation the path is
+	// saturated, and what the windows carry starts the estimate.
 	if c.capacity == 0 && (!inflated || !(g.measured > 0)) {
 		d := c.solo(gs, joinReasons(rev, fmt.Sprintf("coop: %d terminals, ratio %.2f (target %.2f), measured %.0f B/s: capacity not measured yet (no upper bound)", len(g.terms), g.ratio(), targetRatio, g.measured)))
 		d.Reversed = reversed
@@ -341,19 +346,19 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 }
 
 // estimate updates the capacity estimate at an evaluation (update: a
-// periodic one) and returns the loop's gain: the first estimate is the
-// group's delivery at its first inflation, later ones follow the queue
+// periodic one) and returns the loop's gain: the first estimate is what the
+// group's windows carry at its first inflation, later ones follow the queue
 // against the target dStar (nextCapacity).
 func (c *coop) estimate(now time.Time, g group, dStar, mss float64, update bool) (gain float64) {
 	cp := c.p.Coop
 	switch {
 	case c.capacity == 0:
-		c.capacity = max(g.measured, g.n()*mss)
+		first := firstEstimate(g, c.lastGroup, mss)
+		c.capacity = max(first, g.n()*mss)
 		if !cp.DisableSwitchOff && c.pay.trusted(now) {
-			// The first measurement comes at the first inflation: the
-			// elasticity test starts with it, so the first windows are a
-			// probe at today's queue, not a slam to the target's.
-			c.comp.begin(now, len(g.terms), g.d, c.capacity, g.measured)
+			// The elasticity test starts with it, so the first windows
+			// are a probe at today's queue, not a slam to the target's.
+			c.comp.begin(now, len(g.terms), g.d, c.capacity, first)
 		}
 	case update:
 		// Far above the target while the elasticity test runs, the
@@ -833,7 +838,7 @@ func (c *coop) competing(gs []dstGroup, self terminal, why string, seed float64)
 
 func (c *coop) reset() {
 	c.tick = cadence{}
-	c.comp, c.peakRate, c.peakGroup, c.probe, c.probeEpoch, c.probeWindow = compete{}, 0, 0, queueProbe{}, 0, 0
+	c.comp, c.peakRate, c.peakGroup, c.lastGroup, c.probe, c.probeEpoch, c.probeWindow = compete{}, 0, 0, 0, queueProbe{}, 0, 0
 	c.pay = payoff{}
 	c.capacity = 0
 	c.last = Decision{}

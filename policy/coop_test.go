@@ -767,6 +767,65 @@ func TestCoopRecoversFromALowFirstEstimate(t *testing.T) {
 	}
 }
 
+// TestCoopFirstEstimateIsWhatTheWindowsCarry replays the start of a lab run
+// (coexistence --quick, 2026-11-27: 2 coop terminals beside 2 CUBIC hosts,
+// 256 ms). At the group's first inflation both coop terminals were in slow
+// start with windows of 160 segments at a 326 ms SRTT — 710 kB/s each — while
+// the tick's delivery, acknowledged for data sent a round trip and a doubling
+// earlier, said 255 kB/s. An estimate from the delivery set the first bounds
+// at 58–71 segments and held them there for 3.5 s while the hosts' windows
+// grew to 200–400. The first estimate is what the windows carry.
+func TestCoopFirstEstimateIsWhatTheWindowsCarry(t *testing.T) {
+	const mss, base = 1448.0, 256 * time.Millisecond
+	c := newCoopT(t, Params{})
+	ticks := []struct {
+		q    float64
+		rate float64
+		cwnd uint32
+	}{{0, 14e3, 10}, {0.003, 87e3, 48}, {0.070, 255e3, 160}}
+	var d Decision
+	for i, tk := range ticks {
+		srtt := base + secs(tk.q)
+		d = c.Decide(View{Now: t0.Add(time.Duration(i) * 500 * time.Millisecond),
+			Flows: []FlowView{{Dst: dstA, MSS: mss, Cwnd: tk.cwnd, SRTT: srtt, MinRTT: base, DeliveryRate: tk.rate}},
+			Peers: []PeerView{{ActiveFlows: 1, SRTT: srtt, MinRTT: base, DeliveryRate: tk.rate, Cwnd: tk.cwnd}}})
+	}
+	carried := 2 * 160 * mss / (base + 70*time.Millisecond).Seconds()
+	if c.capacity < 0.95*carried || c.capacity > 1.05*carried {
+		t.Errorf("first estimate %.0f B/s, want what the windows carry, %.0f (the delivery said %.0f); %q", c.capacity, carried, 2*255e3, d.Reason)
+	}
+	if hi := d.PerDst[dstA].Hi; hi < 150 {
+		t.Errorf("first bounds %+v with a window of 160 at the first inflation: want no cut in the tick it is measured; %q", d.PerDst[dstA], d.Reason)
+	}
+}
+
+// TestGroupCarried: a window counts at its RTT, never under its terminal's
+// delivery nor over SlowStartLag × it; an app-limited terminal, or one whose
+// window is unknown, counts with its delivery.
+func TestGroupCarried(t *testing.T) {
+	const mss = 1000.0
+	rtt := 100 * time.Millisecond
+	g := group{terms: []terminal{
+		{base: 80 * time.Millisecond, queue: 20 * time.Millisecond, rate: 50e3, cwnd: 100}, // 1 MB/s in flight: capped at 4 × 50 kB/s
+		{base: rtt, rate: 300e3, cwnd: 20},                                                 // 200 kB/s in flight, delivers more
+		{base: rtt, rate: 100e3, cwnd: 30},                                                 // 300 kB/s
+		{base: rtt, rate: 40e3, cwnd: 500, appLimited: true},                               // its window is not in use
+		{base: rtt, rate: 70e3},                                                            // no window reported
+		{rate: 10e3, cwnd: 50},                                                             // no RTT known
+	}}
+	want := 200e3 + 300e3 + 300e3 + 40e3 + 70e3 + 10e3
+	if got := g.carried(mss); math.Abs(got-want) > 1 {
+		t.Errorf("carried %.0f B/s, want %.0f", got, want)
+	}
+	// Only a delivery that still grows as a slow start's lags its windows.
+	g.measured = 570e3
+	for _, c := range []struct{ last, want float64 }{{0, g.measured}, {g.measured / 1.2, g.measured}, {g.measured / 2, want}} {
+		if got := firstEstimate(g, c.last, mss); math.Abs(got-c.want) > 1 {
+			t.Errorf("first estimate after a delivery of %.0f B/s: %.0f, want %.0f", c.last, got, c.want)
+		}
+	}
+}
+
 // TestCoopIgnoresIdleFlowsStaleRTT is the testbed's 2 terminals at 256 ms:
 // both data flows at srtt 259 ms, but iperf3's idle control connection keeps
 // the srtt of its setup (452.8 ms). It must not count as a queue.
