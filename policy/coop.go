@@ -353,7 +353,7 @@ func (c *coop) estimate(now time.Time, g group, dStar, mss float64, update bool)
 	cp := c.p.Coop
 	switch {
 	case c.capacity == 0:
-		first := firstEstimate(g, c.lastGroup, mss)
+		first := firstEstimate(g, c.lastGroup, mss, c.p.EvalInterval)
 		c.capacity = max(first, g.n()*mss)
 		if !cp.DisableSwitchOff && c.pay.trusted(now) {
 			// The elasticity test starts with it, so the first windows

@@ -200,12 +200,25 @@ const SlowStartLag = 4
 // medium is busy the delivery grows only with its share.
 const SlowStartGrowth = 1.5
 
+// SlowStartRounds is how many base round trips an evaluation interval may
+// span for its delivery to lag a slow start: over more, the slow start grew
+// more than 2^SlowStartRounds-fold within the interval and has filled the
+// medium by its end, so what it delivered is the medium's rate. Ten coop
+// terminals at 4 ms (125 round trips in 0.5 s) measured 1.03–1.26 × less
+// than their windows carried at a 200 ms start-up queue — the queue, not a
+// lag — and an estimate from the windows drained it more slowly (p95 123 and
+// 132 ms in two 25 s runs, one of them marked invalid, against 63–68; lab,
+// 2026-11-27).
+const SlowStartRounds = 8
+
 // firstEstimate is the capacity's first measurement, at the group's first
-// inflation (last: the group's delivery at the evaluation before, 0 = none):
-// the group's delivery, or, while that delivery still grows as a slow
-// start's does, what its windows carry (carried).
-func firstEstimate(g group, last, mss float64) float64 {
-	if last > 0 && g.measured >= SlowStartGrowth*last {
+// inflation (last: the group's delivery at the evaluation before, 0 = none;
+// every: the evaluation interval): the group's delivery, or, while that
+// delivery still grows as a slow start's does over an interval of a few
+// round trips, what its windows carry (carried).
+func firstEstimate(g group, last, mss float64, every time.Duration) float64 {
+	lags := g.rbar*SlowStartRounds >= every.Seconds()
+	if lags && last > 0 && g.measured >= SlowStartGrowth*last {
 		return g.carried(mss)
 	}
 	return g.measured
