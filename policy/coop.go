@@ -321,8 +321,12 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 		d.Reversed = reversed
 		return d
 	}
+	fresh := c.capacity == 0
 	gain := c.estimate(v.Now, g, dStar, mss, update)
 	probeNote := c.stepProbe(v, g, mss, dStar, update)
+	if fresh && c.capacity > g.measured {
+		probeNote += "; first estimate: what the windows carry at their RTT, the delivery lagging a slow start"
+	}
 	// The windows use the target for the new estimate; while the
 	// elasticity test runs they are sized for the queue as it is: the probe
 	// is a cut of a third of what is in flight, not a slam to the target's

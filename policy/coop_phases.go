@@ -230,12 +230,12 @@ func firstEstimate(g group, last, mss float64, every time.Duration) float64 {
 // terminal delivered, nor more than SlowStartLag × that. An app-limited
 // terminal, or one whose window or RTT is unknown, counts with its delivery.
 // The group's first inflation comes in a slow start, where the delivery
-// between evaluations lags the windows (firstEstimate): in the lab (coexistence, 256 ms)
-// two coop terminals' windows of 160 segments at 326 ms carried 1.42 MB/s
-// where the tick's delivery said 511 kB/s, and an estimate from the
-// delivery cut them to 58–71 segments while the CUBIC hosts' windows grew
-// past 300. Beyond the first estimate the delivery is the measure (its
-// windows then grow no faster than the bounds let them).
+// between evaluations lags the windows (firstEstimate): in the lab
+// (coexistence, 256 ms) two coop terminals' windows of 160 segments at
+// 326 ms carried 1.42 MB/s where the tick's delivery said 511 kB/s, and an
+// estimate from the delivery cut them to 58–71 segments while the CUBIC
+// hosts' windows grew past 300. Beyond the first estimate the delivery is
+// the measure (its windows then grow no faster than the bounds let them).
 func (g group) carried(mss float64) float64 {
 	var sum float64
 	for _, t := range g.terms {

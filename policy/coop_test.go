@@ -794,6 +794,9 @@ func TestCoopFirstEstimateIsWhatTheWindowsCarry(t *testing.T) {
 	if c.capacity < 0.95*carried || c.capacity > 1.05*carried {
 		t.Errorf("first estimate %.0f B/s, want what the windows carry, %.0f (the delivery said %.0f); %q", c.capacity, carried, 2*255e3, d.Reason)
 	}
+	if !strings.Contains(d.Reason, "first estimate: what the windows carry") {
+		t.Errorf("the reason does not say where the first estimate came from: %q", d.Reason)
+	}
 	if hi := d.PerDst[dstA].Hi; hi < 150 {
 		t.Errorf("first bounds %+v with a window of 160 at the first inflation: want no cut in the tick it is measured; %q", d.PerDst[dstA], d.Reason)
 	}
