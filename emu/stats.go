@@ -2,6 +2,7 @@ package emu
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -255,6 +256,21 @@ func (p cpuStat) stealShare(q cpuStat) float64 {
 		return -1
 	}
 	return min(max((q.steal-p.steal)/(q.total-p.total), 0), 1)
+}
+
+// HostSteal is the share of this machine's CPU time its hypervisor took
+// (/proc/stat steal) over the next d, or -1 when unknown (no /proc/stat, or
+// ctx ended first). The lab waits for a quiet host with it.
+func HostSteal(ctx context.Context, d time.Duration) float64 {
+	p := readCPUStat()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return -1
+	case <-t.C:
+	}
+	return p.stealShare(readCPUStat())
 }
 
 // cpuPressure is a reading of /proc/pressure/cpu ("some" total, µs) and when.

@@ -1,8 +1,10 @@
 package emu
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coopcc/coopcc/emu/des"
 )
@@ -76,5 +78,19 @@ func TestCPUSteal(t *testing.T) {
 	}
 	if got := p.stealShare(p); got != -1 {
 		t.Errorf("no time between the readings: %v, want -1", got)
+	}
+}
+
+// HostSteal samples /proc/stat over its interval: a share in [0, 1] here
+// (or -1 where the kernel accounted no time in 20 ms), and -1 when its
+// context ends first.
+func TestHostSteal(t *testing.T) {
+	if s := HostSteal(context.Background(), 20*time.Millisecond); s != -1 && (s < 0 || s > 1) {
+		t.Errorf("HostSteal over 20 ms = %v, want a share in [0, 1] or -1", s)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if s := HostSteal(ctx, time.Hour); s != -1 {
+		t.Errorf("HostSteal with its context ended = %v, want -1 at once", s)
 	}
 }

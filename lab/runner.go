@@ -63,7 +63,17 @@ type RunnerConfig struct {
 	// emulator marked it invalid while the machine's hypervisor took
 	// emu.StealNoted or more of its CPU time (0 = never; see busyHost).
 	RetryBusyHost int
+	// WaitQuietHost is how long, at most, to wait before each run (and
+	// each retry) for a host whose hypervisor takes less than
+	// emu.StealNoted of the CPU time over a QuietSample (0 = no wait; a
+	// host whose steal is unknown counts as quiet): a run made while the
+	// host is busy is likely marked invalid (waitQuietHost).
+	WaitQuietHost time.Duration
 }
+
+// QuietSample is how long each look at the host's steal lasts
+// (RunnerConfig.WaitQuietHost).
+const QuietSample = 5 * time.Second
 
 // DefaultLock is the lab's machine-wide lock file.
 const DefaultLock = "/run/coopcc/lab.lock"
@@ -143,6 +153,9 @@ func (cfg RunnerConfig) withDefaults() (RunnerConfig, error) {
 	}
 	if cfg.RetryBusyHost < 0 || cfg.RetryBusyHost > 10 {
 		return cfg, fmt.Errorf("--retry-busy-host %d: want 0..10 attempts more", cfg.RetryBusyHost)
+	}
+	if cfg.WaitQuietHost < 0 || cfg.WaitQuietHost > 24*time.Hour {
+		return cfg, fmt.Errorf("--wait-quiet-host %v: want a duration from 0 to 24h", cfg.WaitQuietHost)
 	}
 	if cfg.SampleInterval == 0 {
 		cfg.SampleInterval = defaultSampleInt
@@ -271,6 +284,7 @@ func runAll(ctx context.Context, runs []scenario.Run, cfg RunnerConfig, meta *sc
 // attempt set aside is kept under retried/ (keepAttempt).
 func executeWithRetries(ctx context.Context, r scenario.Run, cfg RunnerConfig, meta *schema.Meta) (*schema.Run, error) {
 	for attempt := 1; ; attempt++ {
+		waitQuietHost(ctx, cfg.WaitQuietHost, cfg.Log, emu.HostSteal)
 		res, err := executeRun(ctx, r, cfg)
 		steal, busy := busyHost(res)
 		if err != nil || !busy || attempt > cfg.RetryBusyHost || ctx.Err() != nil {
@@ -286,6 +300,29 @@ func executeWithRetries(ctx context.Context, r scenario.Run, cfg RunnerConfig, m
 		meta.Retried[r.ID] = append(meta.Retried[r.ID], kept+": "+res.InvalidReason)
 		fmt.Fprintf(cfg.Log, "        invalid on a busy host (its hypervisor took %.0f %% of the CPU time): again (%d of %d more), this attempt kept in %s\n",
 			100*steal, attempt, cfg.RetryBusyHost, kept)
+	}
+}
+
+// waitQuietHost waits, up to limit, until a QuietSample of the host's steal
+// (sample: emu.HostSteal) is under emu.StealNoted, saying so in log; past
+// the limit it lets the run go, and says that too. Unknown steal (-1) is
+// quiet: a machine without a hypervisor has none.
+func waitQuietHost(ctx context.Context, limit time.Duration, log io.Writer, sample func(context.Context, time.Duration) float64) {
+	if limit <= 0 {
+		return
+	}
+	start := time.Now()
+	for {
+		steal := sample(ctx, QuietSample)
+		if steal < emu.StealNoted || ctx.Err() != nil {
+			return
+		}
+		if waited := time.Since(start); waited >= limit {
+			fmt.Fprintf(log, "        the host is still busy after %v (its hypervisor took %.0f %% of the CPU time over %v): running anyway (--wait-quiet-host)\n",
+				waited.Round(time.Second), 100*steal, QuietSample)
+			return
+		}
+		fmt.Fprintf(log, "        waiting for a quiet host: its hypervisor took %.0f %% of the CPU time over %v (--wait-quiet-host)\n", 100*steal, QuietSample)
 	}
 }
 

@@ -1,10 +1,14 @@
 package lab
 
 import (
+	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/coopcc/coopcc/schema"
 )
@@ -51,5 +55,41 @@ func TestKeepAttempt(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "runs", runDirName(id))); !os.IsNotExist(err) {
 		t.Errorf("the run's directory is still in runs/: %v", err)
+	}
+}
+
+// TestWaitQuietHost: the gate before each run waits while the host's steal
+// is at or above emu.StealNoted, lets a quiet host or an unknown steal run at
+// once, does nothing when off, and lets the run go past its limit.
+func TestWaitQuietHost(t *testing.T) {
+	seq := func(xs ...float64) (func(context.Context, time.Duration) float64, *int) {
+		n := 0
+		return func(context.Context, time.Duration) float64 {
+			v := xs[min(n, len(xs)-1)]
+			n++
+			return v
+		}, &n
+	}
+	var log strings.Builder
+	busyThenQuiet, n := seq(0.2, 0.05, 0.001)
+	waitQuietHost(context.Background(), time.Hour, &log, busyThenQuiet)
+	if *n != 3 || strings.Count(log.String(), "waiting for a quiet host") != 2 {
+		t.Errorf("busy, busy, quiet: %d samples, log %q; want 3 samples and 2 waits", *n, log.String())
+	}
+	unknown, n := seq(-1)
+	waitQuietHost(context.Background(), time.Hour, io.Discard, unknown)
+	if *n != 1 {
+		t.Errorf("unknown steal: %d samples, want 1 (no wait)", *n)
+	}
+	off, n := seq(0.5)
+	waitQuietHost(context.Background(), 0, io.Discard, off)
+	if *n != 0 {
+		t.Errorf("the gate off: %d samples, want none", *n)
+	}
+	log.Reset()
+	alwaysBusy, n := seq(0.5)
+	waitQuietHost(context.Background(), time.Nanosecond, &log, alwaysBusy)
+	if *n != 1 || !strings.Contains(log.String(), "running anyway") {
+		t.Errorf("past the limit: %d samples, log %q; want 1 and \"running anyway\"", *n, log.String())
 	}
 }

@@ -32,6 +32,7 @@ func newLabRunCmd() *cobra.Command {
 	var duration time.Duration
 	var wait bool
 	var reps, firstRep, retryBusy int
+	var waitQuiet time.Duration
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO",
 		Short: "Run a scenario (preset name or .toml file) and write its results directory",
@@ -70,7 +71,7 @@ func newLabRunCmd() *cobra.Command {
 				out = filepath.Join("results", s.Name+"-"+time.Now().Format("20060102-150405"))
 			}
 			sum, err := lab.RunScenario(cmd.Context(), s, lab.RunnerConfig{Out: out, Quick: quick, Duration: scenario.Duration(duration), Repetitions: reps, FirstRep: firstRep, Backend: backend,
-				Coopcc: coopcc, Only: only, Wait: wait, Lock: lockPath, Shard: shard, RetryBusyHost: retryBusy, Log: cmd.ErrOrStderr()})
+				Coopcc: coopcc, Only: only, Wait: wait, Lock: lockPath, Shard: shard, RetryBusyHost: retryBusy, WaitQuietHost: waitQuiet, Log: cmd.ErrOrStderr()})
 			if sum != nil {
 				fmt.Fprintf(cmd.OutOrStdout(), "%d runs (%d failed) in %v; results in %s\n", sum.Runs, sum.Failed, sum.Took.Round(time.Second), sum.Out)
 			}
@@ -89,6 +90,7 @@ func newLabRunCmd() *cobra.Command {
 	f.StringVar(&shardArg, "shard", "", "run only shard K/N of the runs (after --only), e.g. 2/4; the shards of one scenario are disjoint and cover it, and lab report DIR... merges their results")
 	f.BoolVar(&dry, "dry-run", false, "list the runs the scenario expands to and exit")
 	f.IntVar(&retryBusy, "retry-busy-host", 0, "run a run again, up to this many times, when the emulator marks it invalid while the machine's hypervisor took 1 % or more of its CPU time (emu.json cpu_steal: mostly the host's verdict, not the run's); the invalid attempts are kept in retried/ and named in meta.json")
+	f.DurationVar(&waitQuiet, "wait-quiet-host", 0, "before each run (and retry), wait up to this long (e.g. 10m) for the machine's hypervisor to take under 1 % of its CPU time over 5 s (/proc/stat steal), then run anyway; 0 = do not wait")
 	f.BoolVar(&wait, "wait", false, "if another lab run is in progress, wait for it instead of failing (one emulator at a time: "+lab.DefaultLock+")")
 	f.StringVar(&lockPath, "lock", lab.DefaultLock, "the lock file this run holds while its emulator runs; on a machine with cores for several emulators, runs with different locks go side by side (each run's validity check says whether they starved each other), e.g. the shards of one sweep")
 	return cmd
