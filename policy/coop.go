@@ -321,12 +321,8 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 		d.Reversed = reversed
 		return d
 	}
-	fresh := c.capacity == 0
-	gain := c.estimate(v.Now, g, dStar, mss, update)
-	probeNote := c.stepProbe(v, g, mss, dStar, update)
-	if fresh && c.capacity > g.measured {
-		probeNote += "; first estimate: what the windows carry at their RTT, the delivery lagging a slow start"
-	}
+	gain, firstNote := c.estimate(v.Now, g, dStar, mss, update)
+	probeNote := c.stepProbe(v, g, mss, dStar, update) + firstNote
 	// The windows use the target for the new estimate; while the
 	// elasticity test runs they are sized for the queue as it is: the probe
 	// is a cut of a third of what is in flight, not a slam to the target's
@@ -350,10 +346,12 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 }
 
 // estimate updates the capacity estimate at an evaluation (update: a
-// periodic one) and returns the loop's gain: the first estimate is what the
-// group's windows carry at its first inflation, later ones follow the queue
-// against the target dStar (nextCapacity).
-func (c *coop) estimate(now time.Time, g group, dStar, mss float64, update bool) (gain float64) {
+// periodic one) and returns the loop's gain and, for a first estimate taken
+// from the windows, a note for the reason: the first estimate is the
+// group's delivery at its first inflation, or what its windows carry while
+// that delivery lags a slow start (firstEstimate); later ones follow the
+// queue against the target dStar (nextCapacity).
+func (c *coop) estimate(now time.Time, g group, dStar, mss float64, update bool) (gain float64, note string) {
 	cp := c.p.Coop
 	switch {
 	case c.capacity == 0:
@@ -363,6 +361,9 @@ func (c *coop) estimate(now time.Time, g group, dStar, mss float64, update bool)
 			// The elasticity test starts with it, so the first windows
 			// are a probe at today's queue, not a slam to the target's.
 			c.comp.begin(now, len(g.terms), g.d, c.capacity, first)
+		}
+		if first > g.measured {
+			note = "; first estimate: what the windows carry at their RTT, the delivery lagging a slow start"
 		}
 	case update:
 		// Far above the target while the elasticity test runs, the
@@ -376,9 +377,9 @@ func (c *coop) estimate(now time.Time, g group, dStar, mss float64, update bool)
 		lift := !c.comp.open() || c.comp.startedAt(now) || g.d < cp.OffRatio*dStar
 		hold := max(c.comp.hold(), c.pay.hold(now, g.d, dStar, g.n()))
 		c.capacity, gain = nextCapacity(cp, g, c.capacity, dStar, mss, hold, lift)
-		return gain
+		return gain, ""
 	}
-	return 1
+	return 1, note
 }
 
 // stepProbe runs the queue probe's step of an evaluation (its agreement

@@ -802,6 +802,29 @@ func TestCoopFirstEstimateIsWhatTheWindowsCarry(t *testing.T) {
 	}
 }
 
+// TestCoopFirstEstimateAtTheGuardIsNotFromTheWindows: a first estimate
+// raised to the guard of a segment per terminal per second, over a delivery
+// that did not grow as a slow start's, is not what the windows carry, and
+// the reason must not say it is.
+func TestCoopFirstEstimateAtTheGuardIsNotFromTheWindows(t *testing.T) {
+	const mss, base = 1448.0, 256 * time.Millisecond
+	c := newCoopT(t, Params{})
+	// At 5 kB/s for 10 terminals the target's segment floor is 6.4 s: a
+	// queue of 7 s is an inflation (a squeezed group behind hosts' queues).
+	q := 7 * time.Second
+	var ps []PeerView
+	for range 9 {
+		ps = append(ps, inflatedPeer(base, q, 500))
+	}
+	d := c.Decide(View{Now: t0, Peers: ps, Flows: []FlowView{{Dst: dstA, MSS: mss, Cwnd: 10, SRTT: base + q, MinRTT: base, DeliveryRate: 500}}})
+	if c.capacity != 10*mss {
+		t.Fatalf("first estimate %.0f B/s from a delivery of 5 kB/s for 10 terminals, want the guard %.0f; %q", c.capacity, 10*mss, d.Reason)
+	}
+	if strings.Contains(d.Reason, "first estimate: what the windows carry") {
+		t.Errorf("a first estimate at the guard is credited to the windows: %q", d.Reason)
+	}
+}
+
 // TestGroupCarried: a window counts at its RTT, never under its terminal's
 // delivery nor over SlowStartLag × it; an app-limited terminal, or one whose
 // window is unknown, counts with its delivery.
