@@ -568,35 +568,41 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 // now (probing: an epoch's first probeAgree evaluations — its probe and the
 // evaluations until every terminal has taken the majority's verdict,
 // coop_probe.go — on a path where an up-probe moves the target, in an epoch
-// that began at the group's working point) and whether the group's windows
-// (Σ cwnd, own and reported) have risen by more than a quarter since the
-// epoch's first evaluation (rose). Then the queue moves on purpose: a peer
-// that probes when this terminal does not (their schedules apart after
-// different verdicts) raises it under this terminal's test — lab,
-// heterogeneous 100 Mbit/s on the 16-core machine, 2026-11-26: three
-// terminals probed 16 → 64 segments (windows 29 → 90), the fourth took the
-// queue they built (10 → 31 ms) for someone else's and switched off, and
-// the others followed it off (2 of 3 runs). While the windows have risen
-// the elasticity test pauses; while a probe may run the held-windows rule
-// does (the peers' windows are reported a status interval after their queue
-// shows: at 1 Gbit/s one terminal gave that verdict 0.1 s into a probe).
-// Hosts without coopcc raise the queue without the group's windows, and
-// void the epoch's probe: the test goes on. Unknown windows (a peer that
-// reports none) never count as risen.
+// that began at this terminal's working point) and whether the windows of
+// the terminals under bounds (Σ cwnd, own and reported) have risen by more
+// than a quarter since the epoch's first evaluation (rose). Then the queue
+// moves on purpose: a peer that probes when this terminal does not (their
+// schedules apart after different verdicts) raises it under this terminal's
+// test — lab, heterogeneous 100 Mbit/s on the 16-core machine, 2026-11-26:
+// three terminals probed 16 → 64 segments (windows 29 → 90), the fourth took
+// the queue they built (10 → 31 ms) for someone else's and switched off, and
+// the others followed it off (2 of 3 runs). A terminal that may not probe in
+// this epoch itself (no baseline: a tick of the epoch before was above the
+// probe's span) still sees its peers' probe: ten coop terminals at 4 ms
+// (lab, scalability --quick, 2026-11-27) split five and five at an epoch's
+// start, five probed 2 → 8 segments per contender (windows 5 → 11), the
+// queue rose from 23 to 41 ms, and the five that did not probe judged it
+// someone else's and switched off, the others after them. While the windows
+// have risen the elasticity test pauses; while a probe may run the
+// held-windows rule does (the peers' windows are reported a status interval
+// after their queue shows: at 1 Gbit/s one terminal gave that verdict 0.1 s
+// into a probe). Hosts without coopcc raise the queue without the group's
+// windows, and void the epoch's probe: the test goes on; so does a peer in
+// competitive mode, whose windows are not counted. Unknown windows (a peer
+// that reports none) never count as risen.
 func (c *coop) groupProbing(now time.Time, g group, mss float64) (probing, rose bool) {
 	cp := c.p.Coop
 	e, phase, ok := epochAt(now, c.p.EvalInterval)
-	if !ok || cp.DisableQueueProbe || c.capacity <= 0 || !c.probe.atWorkingPoint() ||
-		phase >= probeAgree*int64(c.p.EvalInterval) {
+	if !ok || cp.DisableQueueProbe || c.capacity <= 0 || phase >= probeAgree*int64(c.p.EvalInterval) {
 		return false, false
 	}
 	if !c.probeMoves(g, mss, c.probe.probeValue(cp, 1)) {
 		return false, false
 	}
 	if e != c.probeEpoch || c.probeWindow <= 0 {
-		c.probeEpoch, c.probeWindow = e, g.window
+		c.probeEpoch, c.probeWindow = e, g.boundWindow
 	}
-	return true, g.window > 0 && g.window > (1/InelasticQueue)*c.probeWindow
+	return c.probe.atWorkingPoint(), g.boundWindow > 0 && g.boundWindow > (1/InelasticQueue)*c.probeWindow
 }
 
 // targetQueue is the target d* (targetQueue) for the estimate capacity,

@@ -54,6 +54,11 @@ type group struct {
 	// window is the sum of the terminals' windows, segments; 0 when a
 	// terminal's is unknown.
 	window float64
+	// boundWindow is the same sum over the terminals under bounds: this
+	// terminal and the peers that report an upper bound (0 when one of
+	// theirs is unknown). A peer in competitive mode is not counted: its
+	// CUBIC grows on its own.
+	boundWindow float64
 }
 
 // SlackUse is the window use (cwnd over the upper bound) under which a
@@ -166,6 +171,7 @@ func formGroup(self terminal, peers []terminal) (g group, ok bool) {
 	g.slack = 2*slack > known
 	g.medium = mediumOf(g.terms)
 	g.window = groupWindow(g.terms)
+	g.boundWindow = groupWindow(underBounds(g.terms))
 	if len(queues) == 0 {
 		return g, false
 	}
@@ -259,6 +265,19 @@ func groupWindow(terms []terminal) float64 {
 		w += t.cwnd
 	}
 	return w
+}
+
+// underBounds is the terminals whose windows have an upper bound in force:
+// the first (this terminal, which bounds its windows while it evaluates)
+// and the peers that report one.
+func underBounds(terms []terminal) []terminal {
+	var out []terminal
+	for i, t := range terms {
+		if i == 0 || t.bounded {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // latecomerBase is the base RTT of a path with min RTT base and smoothed RTT

@@ -505,3 +505,62 @@ func TestCoopProbesAJudgedQueueOnlyOnceProvedOurs(t *testing.T) {
 		}
 	}
 }
+
+// A terminal that may not probe in an epoch itself (a tick of the epoch
+// before was above the probe's span, so it has no baseline) still pauses
+// its elasticity test while its peers probe: ten coop terminals at 4 ms
+// (lab, scalability --quick, 2026-11-27) split five and five at an epoch's
+// start, the five that probed raised their windows from 5 to 11 segments and
+// the queue from 23 to 41 ms, and the five that did not took that queue for
+// someone else's and switched off; the others followed them off.
+func TestCoopPausesForAPeersProbeWithoutABaselineOfItsOwn(t *testing.T) {
+	base := 4 * time.Millisecond
+	run := func(p Params, voided, competing bool) (verdicts int) {
+		c := newCoopT(t, p)
+		now := t0 // an epoch boundary (epochs are 5 s of wall clock)
+		step := func(q time.Duration, peerCwnd uint32) {
+			v := View{Now: now, Flows: []FlowView{{Dst: dstA, MSS: 1448, Cwnd: 30, SRTT: base + q, MinRTT: base, DeliveryRate: 0.75e6}}}
+			for range 3 {
+				hi := peerCwnd
+				if competing && peerCwnd > 30 {
+					hi = 0 // no upper bound: the peers' own CUBIC grows
+				}
+				v.Peers = append(v.Peers, PeerView{ActiveFlows: 1, SRTT: base + q, MinRTT: base, DeliveryRate: 0.75e6, Cwnd: peerCwnd, Hi: hi})
+			}
+			if strings.Contains(c.Decide(v).Reason, "competing (no upper bound) for") {
+				verdicts++
+			}
+			now = now.Add(500 * time.Millisecond)
+		}
+		step(20*time.Millisecond, 30) // the first estimate, from the uncontrolled start's queue
+		for now.Before(t0.Add(14500 * time.Millisecond)) {
+			step(4*time.Millisecond, 30)
+		}
+		if voided {
+			step(30*time.Millisecond, 30) // the epoch's last tick: no baseline for the next
+		} else {
+			step(4*time.Millisecond, 30)
+		}
+		step(4*time.Millisecond, 30) // the probe epoch's first evaluation
+		for range 6 {
+			step(30*time.Millisecond, 90) // the peers' up-probe
+		}
+		for now.Before(t0.Add(30 * time.Second)) {
+			step(4*time.Millisecond, 30)
+		}
+		return verdicts
+	}
+	for _, voided := range []bool{false, true} {
+		if n := run(Params{}, voided, false); n != 0 {
+			t.Errorf("baseline voided %v: %d verdicts while the peers probed", voided, n)
+		}
+	}
+	if n := run(Params{Coop: CoopParams{DisableQueueProbe: true}}, true, false); n == 0 {
+		t.Error("with the probe off the same queue gave no verdict: the test does not exercise the pause")
+	}
+	// Peers in competitive mode whose windows grow are no probe: the
+	// queue they build gets its verdict.
+	if n := run(Params{}, true, true); n == 0 {
+		t.Error("peers without bounds grew their windows and the queue, and the test paused for them")
+	}
+}
