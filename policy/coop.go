@@ -539,6 +539,7 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 		effective = max(c.capacity, floorWin/sized)
 	}
 	c.comp.see(g.medium)
+	c.comp.seeWindows(g.boundWindow)
 	c.comp.floorRate(c.peakGroup / 2)
 	if probing, rose := c.groupProbing(now, g, mss); rose {
 		c.comp.pause()

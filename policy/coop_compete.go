@@ -28,6 +28,13 @@ type compete struct {
 	cutAt  time.Time // when the episode's cut was first in force; zero = not yet
 	d0, c0 float64   // queueing delay (s) and capacity (B/s) at the start
 	m0     float64   // the group's delivery rate (B/s) at the start (0 = unknown)
+	// w is the windows of the group's terminals under bounds at the last
+	// evaluation (segments, 0 = unknown; seeWindows), w0 theirs when d0
+	// was taken: the cut the queue is judged against is the one the
+	// windows made (windowsExplain); deferred is when the verdict was
+	// put off for the windows to come down (zero = not yet).
+	w, w0    float64
+	deferred time.Time
 	// servedMin is the least rate (B/s) the floor windows are judged to be
 	// served at (floorRate; 0 = none).
 	servedMin float64
@@ -278,7 +285,7 @@ func (s *compete) begin(now time.Time, n int, d, capacity, measured float64) {
 
 // start opens an episode at now from the group as it is.
 func (s *compete) start(now time.Time, n int, d, capacity, measured float64) {
-	s.since, s.cutAt, s.n0, s.d0, s.c0, s.m0 = now, time.Time{}, n, d, capacity, measured
+	s.since, s.cutAt, s.n0, s.d0, s.c0, s.m0, s.w0, s.deferred = now, time.Time{}, n, d, capacity, measured, s.w, time.Time{}
 	s.size0 = max(s.nMax, n)
 	s.backs, s.owned = 0, false
 }
@@ -429,7 +436,7 @@ func (s *compete) provedOurs() bool { return s.ours }
 // A cut already in force (the estimate at the hold) counts from now: the
 // queue gets its two round trips to answer from the queue as it is.
 func (s *compete) resume(now time.Time, d, capacity float64) {
-	s.since, s.cutAt, s.d0 = now, time.Time{}, d
+	s.since, s.cutAt, s.d0, s.w0, s.deferred = now, time.Time{}, d, s.w, time.Time{}
 	if s.cutDone(capacity) {
 		s.cutAt = now
 	}
@@ -619,7 +626,7 @@ func (s *compete) judge(now time.Time, cp CoopParams, n int, d, dStar, rbar, cap
 		// 256 ms): the queue the cut is judged against is its peak. Once
 		// the queue has followed the windows, over OffAfter at least
 		// (peakSpan).
-		s.d0 = d
+		s.d0, s.w0 = d, max(s.w0, s.w)
 	}
 	settle := seconds(2 * (rbar + s.d0))
 	wait := max(cp.OffAfter, settle)
@@ -646,7 +653,49 @@ func (s *compete) judge(now time.Time, cp CoopParams, n int, d, dStar, rbar, cap
 		s.followed(now, d, capacity) // it followed the cut: ours so far; the test goes on from here
 		return ""
 	}
+	if !grew && !atFloor && s.deferVerdict(now, wait, rbar, d) {
+		return ""
+	}
 	return s.inelastic(now, cp, n, d, dStar, rbar, capacity, floorWin, measured, atFloor, cut, grew)
+}
+
+// seeWindows records the windows of the group's terminals under bounds at
+// this evaluation (segments, 0 = unknown).
+func (s *compete) seeWindows(w float64) { s.w = w }
+
+// deferVerdict reports whether the verdict on the open episode's queue d is
+// put off at now: once per reference, for one more wait, while the windows
+// explain the queue (windowsExplain) — they had not come down as far as the
+// estimate, so the test has not been made yet. Once only: windows that
+// stay where they are (under their bounds, which do not bind; or a peer's
+// report that lags) must not keep a terminal from its verdict beside hosts.
+func (s *compete) deferVerdict(now time.Time, wait time.Duration, rbar, d float64) bool {
+	if s.deferred.IsZero() {
+		if !s.windowsExplain(rbar, d) {
+			return false
+		}
+		s.deferred = now
+	}
+	return now.Sub(s.deferred) < wait
+}
+
+// windowsExplain reports whether the windows of the group's terminals under
+// bounds explain the queue d of the open episode: the RTT came down since d0
+// at least InelasticQueue as far as the windows did (R̄ + d over R̄ + d₀ no
+// more than w over w₀ over InelasticQueue; a group's RTT is its windows
+// over the rate the medium serves them at). The estimate's cut reaches the
+// windows only as far as the bounds bind and the RTT they are sized for
+// allows: ten coop terminals at 4 ms (lab, scalability --quick,
+// 2026-11-27), their windows at their bounds, had the estimate at 70 % of
+// the episode's reference a second after it began and their windows at
+// 90 % (126 → 114 segments: 11–18 each, sized for a 73 ms queue, rounded);
+// the queue went from 73 to 59 ms, 81 % of it, "did not follow", and that
+// terminal's verdict took the whole group out of bounds for 30 s. Beside
+// hosts the windows come down with the estimate and the queue does not
+// (coexistence, 256 ms: windows 0.6 × theirs at the start, the RTT 1.1 ×).
+// Unknown windows (a peer that reports none) explain nothing.
+func (s *compete) windowsExplain(rbar, d float64) bool {
+	return s.w0 > 0 && s.w > 0 && (rbar+d)*s.w0*InelasticQueue <= (rbar+s.d0)*s.w
 }
 
 // inelastic gives judge's verdict on a queue that did not follow the cut

@@ -667,6 +667,53 @@ func TestCompeteNoVerdictWithinOffRatioOfTheTarget(t *testing.T) {
 	}
 }
 
+// The cut the queue is judged against is the one the windows made: ten
+// coop terminals at 4 ms (lab, scalability --quick, 2026-11-27) had the
+// estimate at 70 % of the episode's reference a second in and their
+// windows, at their bounds, at 90 % (126 → 114 segments); the queue fell
+// from 73 to 59 ms, 81 % of it, and was judged someone else's. The verdict
+// waits one more wait for windows that have not come down, and comes at
+// once where they did (beside hosts), or after that wait where they never
+// do.
+func TestCompeteVerdictWaitsForTheWindowsToComeDown(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	const n, rbar, dStar, c0 = 10, 0.0047, 0.015, 2.42e6
+	floorWin := float64(cp.HiFloor) * 1448 * n
+	// run returns when the verdict came (-1: none in 4 s) and whether the
+	// queue was found to follow the windows.
+	run := func(w1 float64, queue func(i int) float64) (verdict time.Duration, followed bool) {
+		var s compete
+		for i := 0; i <= 8; i++ {
+			c, w := c0, 126.0
+			if i >= 1 {
+				c, w = InelasticCut*c0, w1
+			}
+			d := queue(i)
+			s.seeWindows(w)
+			if why := s.observe(t0.Add(time.Duration(i)*500*time.Millisecond), cp, n, d, dStar, rbar, c, floorWin, rbar+d, c); why != "" {
+				return time.Duration(i) * 500 * time.Millisecond, s.owned
+			}
+		}
+		return -1, s.owned
+	}
+	draining := func(i int) float64 { return 0.073 * math.Pow(0.9, float64(i)) } // 73, 66, 59, 53 ms
+	still := func(int) float64 { return 0.073 }
+	if at, followed := run(114, draining); at >= 0 || !followed {
+		t.Errorf("windows at 90 %%, the queue draining 10 %% a tick: verdict at %v (followed %v), want none, followed", at, followed)
+	}
+	if at, _ := run(80, still); at != time.Second {
+		t.Errorf("windows at 63 %%, the queue where it was: verdict at %v, want 1s", at)
+	}
+	if at, _ := run(114, still); at < 1500*time.Millisecond || at > 2*time.Second {
+		t.Errorf("windows at 90 %%, the queue where it was: verdict at %v, want one wait later (1.5–2 s)", at)
+	}
+	s := compete{}
+	s.seeWindows(0) // unknown windows explain nothing
+	if s.windowsExplain(rbar, 0.05) {
+		t.Error("unknown windows explained a queue")
+	}
+}
+
 // TestCompeteRejoin: a peer that comes back under bounds ends this
 // terminal's off period once half of it has passed (the group retries
 // together), not before; and restarts an open episode's wait — once per
