@@ -776,6 +776,12 @@ func (s *compete) inelastic(now time.Time, cp CoopParams, n int, d, dStar, rbar,
 			off, seconds(d), seconds(s.dHeld), s.wHeld)
 	}
 	where := fmt.Sprintf("capacity estimate now %.0f %% of then", 100*capacity/s.ref())
+	if s.w0 > 0 && s.w > 0 {
+		where += fmt.Sprintf(", the windows %.0f %%", 100*s.w/s.w0)
+	}
+	if !s.deferred.IsZero() {
+		where += fmt.Sprintf(", judged %v after they first explained the queue", now.Sub(s.deferred).Round(time.Millisecond))
+	}
 	if atFloor {
 		where = fmt.Sprintf("the windows at their floor, an estimate of %.0f B/s that goes no lower", capacity)
 	}

@@ -681,7 +681,7 @@ func TestCompeteVerdictWaitsForTheWindowsToComeDown(t *testing.T) {
 	floorWin := float64(cp.HiFloor) * 1448 * n
 	// run returns when the verdict came (-1: none in 4 s) and whether the
 	// queue was found to follow the windows.
-	run := func(w1 float64, queue func(i int) float64) (verdict time.Duration, followed bool) {
+	run := func(w1 float64, queue func(i int) float64) (verdict time.Duration, followed bool, why string) {
 		var s compete
 		for i := 0; i <= 8; i++ {
 			c, w := c0, 126.0
@@ -691,21 +691,21 @@ func TestCompeteVerdictWaitsForTheWindowsToComeDown(t *testing.T) {
 			d := queue(i)
 			s.seeWindows(w)
 			if why := s.observe(t0.Add(time.Duration(i)*500*time.Millisecond), cp, n, d, dStar, rbar, c, floorWin, rbar+d, c); why != "" {
-				return time.Duration(i) * 500 * time.Millisecond, s.owned
+				return time.Duration(i) * 500 * time.Millisecond, s.owned, why
 			}
 		}
-		return -1, s.owned
+		return -1, s.owned, ""
 	}
 	draining := func(i int) float64 { return 0.073 * math.Pow(0.9, float64(i)) } // 73, 66, 59, 53 ms
 	still := func(int) float64 { return 0.073 }
-	if at, followed := run(114, draining); at >= 0 || !followed {
+	if at, followed, _ := run(114, draining); at >= 0 || !followed {
 		t.Errorf("windows at 90 %%, the queue draining 10 %% a tick: verdict at %v (followed %v), want none, followed", at, followed)
 	}
-	if at, _ := run(80, still); at != time.Second {
-		t.Errorf("windows at 63 %%, the queue where it was: verdict at %v, want 1s", at)
+	if at, _, why := run(80, still); at != time.Second || !strings.Contains(why, "the windows 63 %") || strings.Contains(why, "judged") {
+		t.Errorf("windows at 63 %%, the queue where it was: verdict at %v (%q), want 1s, the windows' cut named", at, why)
 	}
-	if at, _ := run(114, still); at < 1500*time.Millisecond || at > 2*time.Second {
-		t.Errorf("windows at 90 %%, the queue where it was: verdict at %v, want one wait later (1.5–2 s)", at)
+	if at, _, why := run(114, still); at < 1500*time.Millisecond || at > 2*time.Second || !strings.Contains(why, "the windows 90 %, judged 1s after") {
+		t.Errorf("windows at 90 %%, the queue where it was: verdict at %v (%q), want one wait later (1.5–2 s), the wait named", at, why)
 	}
 	s := compete{}
 	s.seeWindows(0) // unknown windows explain nothing
