@@ -664,11 +664,12 @@ func (s *compete) judge(now time.Time, cp CoopParams, n int, d, dStar, rbar, cap
 func (s *compete) seeWindows(w float64) { s.w = w }
 
 // deferVerdict reports whether the verdict on the open episode's queue d is
-// put off at now: once per reference, for one more wait, while the windows
-// explain the queue (windowsExplain) — they had not come down as far as the
-// estimate, so the test has not been made yet. Once only: windows that
-// stay where they are (under their bounds, which do not bind; or a peer's
-// report that lags) must not keep a terminal from its verdict beside hosts.
+// put off at now: for one more wait, once for each queue it is judged
+// against (d₀: a start or a resume), when the windows explain the queue
+// (windowsExplain) — they had not come down as far as the estimate, so the
+// test has not been made yet. Once only: windows that stay where they are
+// (under their bounds, which then do not bind; a peer's report that lags)
+// must not keep a terminal from its verdict beside hosts.
 func (s *compete) deferVerdict(now time.Time, wait time.Duration, rbar, d float64) bool {
 	if s.deferred.IsZero() {
 		if !s.windowsExplain(rbar, d) {
