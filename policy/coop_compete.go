@@ -660,8 +660,18 @@ func (s *compete) judge(now time.Time, cp CoopParams, n int, d, dStar, rbar, cap
 }
 
 // seeWindows records the windows of the group's terminals under bounds at
-// this evaluation (segments, 0 = unknown).
-func (s *compete) seeWindows(w float64) { s.w = w }
+// this evaluation (segments, 0 = unknown). An open episode whose windows
+// were unknown when its queue was taken (a peer that had not reported its
+// yet: ten coop terminals at 4 ms, 2.6 s into the lab's run, judged a queue
+// that went from 87 to 74 ms "not followed" with no windows to explain it,
+// and the group switched off) takes the first it sees: the cut it measures
+// is then at most the windows' (a deferral too many, not one too few).
+func (s *compete) seeWindows(w float64) {
+	s.w = w
+	if s.w0 <= 0 && !s.since.IsZero() {
+		s.w0 = w
+	}
+}
 
 // deferVerdict reports whether the verdict on the open episode's queue d is
 // put off at now: for one more wait, once for each queue it is judged

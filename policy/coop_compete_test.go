@@ -681,10 +681,10 @@ func TestCompeteVerdictWaitsForTheWindowsToComeDown(t *testing.T) {
 	floorWin := float64(cp.HiFloor) * 1448 * n
 	// run returns when the verdict came (-1: none in 4 s) and whether the
 	// queue was found to follow the windows.
-	run := func(w1 float64, queue func(i int) float64) (verdict time.Duration, followed bool, why string) {
+	run := func(w0, w1 float64, queue func(i int) float64) (verdict time.Duration, followed bool, why string) {
 		var s compete
 		for i := 0; i <= 8; i++ {
-			c, w := c0, 126.0
+			c, w := c0, w0
 			if i >= 1 {
 				c, w = InelasticCut*c0, w1
 			}
@@ -698,19 +698,25 @@ func TestCompeteVerdictWaitsForTheWindowsToComeDown(t *testing.T) {
 	}
 	draining := func(i int) float64 { return 0.073 * math.Pow(0.9, float64(i)) } // 73, 66, 59, 53 ms
 	still := func(int) float64 { return 0.073 }
-	if at, followed, _ := run(114, draining); at >= 0 || !followed {
+	if at, followed, _ := run(126, 114, draining); at >= 0 || !followed {
 		t.Errorf("windows at 90 %%, the queue draining 10 %% a tick: verdict at %v (followed %v), want none, followed", at, followed)
 	}
-	if at, _, why := run(80, still); at != time.Second || !strings.Contains(why, "the windows 63 %") || strings.Contains(why, "judged") {
+	if at, _, why := run(126, 80, still); at != time.Second || !strings.Contains(why, "the windows 63 %") || strings.Contains(why, "judged") {
 		t.Errorf("windows at 63 %%, the queue where it was: verdict at %v (%q), want 1s, the windows' cut named", at, why)
 	}
-	if at, _, why := run(114, still); at < 1500*time.Millisecond || at > 2*time.Second || !strings.Contains(why, "the windows 90 %, judged 1s after") {
+	if at, _, why := run(126, 114, still); at < 1500*time.Millisecond || at > 2*time.Second || !strings.Contains(why, "the windows 90 %, judged 1s after") {
 		t.Errorf("windows at 90 %%, the queue where it was: verdict at %v (%q), want one wait later (1.5–2 s), the wait named", at, why)
 	}
 	s := compete{}
 	s.seeWindows(0) // unknown windows explain nothing
 	if s.windowsExplain(rbar, 0.05) {
 		t.Error("unknown windows explained a queue")
+	}
+	// Windows unknown when the episode began: the first seen are its
+	// reference, so a queue that drains with them is not judged a tick
+	// after they are known.
+	if at, followed, why := run(0, 114, draining); at >= 0 || !followed {
+		t.Errorf("windows unknown at the start, then at 114 and a draining queue: verdict at %v (%q), want none", at, why)
 	}
 }
 
