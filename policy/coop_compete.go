@@ -691,22 +691,26 @@ func (s *compete) deferVerdict(now time.Time, wait time.Duration, rbar, d float6
 }
 
 // windowsExplain reports whether the windows of the group's terminals under
-// bounds explain the queue d of the open episode: the RTT came down since d0
-// at least InelasticQueue as far as the windows did (R̄ + d over R̄ + d₀ no
-// more than w over w₀ over InelasticQueue; a group's RTT is its windows
-// over the rate the medium serves them at). The estimate's cut reaches the
-// windows only as far as the bounds bind and the RTT they are sized for
-// allows: ten coop terminals at 4 ms (lab, scalability --quick,
-// 2026-11-27), their windows at their bounds, had the estimate at 70 % of
-// the episode's reference a second after it began and their windows at
-// 90 % (126 → 114 segments: 11–18 each, sized for a 73 ms queue, rounded);
-// the queue went from 73 to 59 ms, 81 % of it, "did not follow", and that
-// terminal's verdict took the whole group out of bounds for 30 s. Beside
-// hosts the windows come down with the estimate and the queue does not
-// (coexistence, 256 ms: windows 0.6 × theirs at the start, the RTT 1.1 ×).
+// bounds explain the queue d of the open episode: d is within 1/InelasticQueue
+// of the queue the windows leave, were the medium serving the group as it did
+// at d₀ (a group's RTT is its windows over the rate the medium serves them
+// at: R̄ + d over R̄ + d₀ as w over w₀, so the windows leave w/w₀·(R̄ + d₀) −
+// R̄). The estimate's cut reaches the windows only as far as the bounds bind
+// and the RTT they are sized for allows: ten coop terminals at 4 ms (lab,
+// scalability --quick, 2026-11-27), their windows at their bounds, had the
+// estimate at 70 % of the episode's reference a second after it began and
+// their windows at 90 % (126 → 114 segments: 11–18 each, sized for a 73 ms
+// queue, rounded); the queue went from 73 to 59 ms, 81 % of it, "did not
+// follow", and that terminal's verdict took the whole group out of bounds
+// for 30 s. The tolerance is the queue's, not the RTT's: taken over R̄ + d, a
+// 256 ms base hid the queue — beside two CUBIC hosts (lab, coexistence
+// --quick, 2026-11-27) windows cut to 68–78 % of w₀ (where they leave 34–77
+// ms of the 170 ms d₀) "explained" a queue of 139–146 ms, an RTT at 92–94 %,
+// and put the verdict off by a second. Beside hosts the windows come down
+// with the estimate and the queue does not.
 // Unknown windows (a peer that reports none) explain nothing.
 func (s *compete) windowsExplain(rbar, d float64) bool {
-	return s.w0 > 0 && s.w > 0 && (rbar+d)*s.w0*InelasticQueue <= (rbar+s.d0)*s.w
+	return s.w0 > 0 && s.w > 0 && (InelasticQueue*d+rbar)*s.w0 <= (rbar+s.d0)*s.w
 }
 
 // inelastic gives judge's verdict on a queue that did not follow the cut

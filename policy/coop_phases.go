@@ -31,6 +31,10 @@ type terminal struct {
 	// bounded: the terminal's windows have an upper bound in force (a
 	// peer's status reports one; this terminal, while it evaluates, is).
 	bounded bool
+	// underTarget: a peer under bounds whose status reports a lower bound
+	// too, which coop sets only while the queue is under the terminal's
+	// target (flowBounds): that peer is not cutting its windows.
+	underTarget bool
 	// sent is when a peer sent the status it is known by, in this
 	// terminal's clock (PeerView.Sent; zero = unknown).
 	sent time.Time
@@ -89,6 +93,25 @@ func (g group) boundedPeersSince(t time.Time) int {
 	return n
 }
 
+// peersUnderTarget reports whether at least half of the peers under bounds
+// (and one at least) report their queue under their target (underTarget):
+// the group's terminals disagree about the target — a peer's up-probe
+// raised its own, or their learned queues differ — and those peers are not
+// cutting their windows, so a cut of this terminal's is no cut of the
+// group's.
+func (g group) peersUnderTarget() bool {
+	bounded, under := 0, 0
+	for _, p := range g.terms[1:] {
+		if p.bounded {
+			bounded++
+			if p.underTarget {
+				under++
+			}
+		}
+	}
+	return under > 0 && 2*under >= bounded
+}
+
 // selfTerminal is this terminal as a member of the group: smallest base RTT,
 // median queueing delay of its destinations, summed rate. Per destination
 // the SRTT is that of the network-limited flows (an idle connection's SRTT
@@ -124,7 +147,7 @@ func peerTerminals(pvs []PeerView) []terminal {
 		if pv.ActiveFlows <= 0 {
 			continue
 		}
-		t := terminal{base: max(pv.MinRTT, 0), rate: finiteOr0(pv.DeliveryRate), appLimited: pv.AppLimited, capability: finiteOr0(pv.Capability), link: finiteOr0(pv.LinkRate), bounded: pv.Hi > 0, cwnd: float64(pv.Cwnd), sent: pv.Sent}
+		t := terminal{base: max(pv.MinRTT, 0), rate: finiteOr0(pv.DeliveryRate), appLimited: pv.AppLimited, capability: finiteOr0(pv.Capability), link: finiteOr0(pv.LinkRate), bounded: pv.Hi > 0, underTarget: pv.Hi > 0 && pv.Lo > 0, cwnd: float64(pv.Cwnd), sent: pv.Sent}
 		if pv.Hi > 0 && pv.Cwnd > 0 && pv.ActiveFlows > 0 {
 			t.use = float64(pv.Cwnd) / (float64(pv.Hi) * float64(pv.ActiveFlows))
 		}
