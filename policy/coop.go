@@ -481,7 +481,8 @@ func (c *coop) probeMoves(g group, mss, s float64) bool {
 // the evaluation to go on with.
 func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float64) (Decision, bool) {
 	cp := c.p.Coop
-	heard := g.boundedPeersSince(now.Add(-max(PeerFresh, 2*c.p.EvalInterval)))
+	fresh := now.Add(-max(PeerFresh, 2*c.p.EvalInterval))
+	heard := g.boundedPeersSince(fresh)
 	back, ended := c.comp.rejoin(now, g.boundedPeers(), heard, len(g.terms)-1, c.pay.settle(cp.OffAfter))
 	rev := ""
 	goOn := func() (Decision, bool) { // cooperate, saying why competing ended now (if it did)
@@ -541,16 +542,16 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 	c.comp.see(g.medium)
 	c.comp.seeWindows(g.boundWindow)
 	c.comp.floorRate(c.peakGroup / 2)
-	// The test judges the group's cut: while most peers under bounds are
-	// under their own targets (peersUnderTarget) they cut nothing, and it
-	// pauses as for a probe. Four coop terminals on 802.11ac at 4 ms (lab,
-	// heterogeneous --quick, this VM, 2026-11-27): three probed 2 → 8
-	// segments per contender at an epoch's start (hi 13–15 → 16–17, lo 8),
-	// their windows rising less than the quarter groupProbing counts; the
-	// fourth, at 2, cut to hi 9–10 and its estimate to 70 %, the group's
-	// windows stayed at 93 % and the queue at 6.9 → 6.8 ms, and its verdict
-	// took the group off.
-	if probing, rose := c.groupProbing(now, g, mss); rose || g.peersUnderTarget() {
+	// The test judges the group's cut: while most peers under bounds (by
+	// fresh statuses) are under their own targets (peersUnderTarget) they
+	// cut nothing, and it pauses as for a probe. Four coop terminals on
+	// 802.11ac at 4 ms (lab, heterogeneous --quick, this VM, 2026-11-27):
+	// three probed 2 → 8 segments per contender at an epoch's start (hi
+	// 13–15 → 16–17, lo 8), their windows rising less than the quarter
+	// groupProbing counts; the fourth, at 2, cut to hi 9–10 and its estimate
+	// to 70 %, the group's windows stayed at 93 % and the queue at 6.9 →
+	// 6.8 ms, and its verdict took the group off.
+	if probing, rose := c.groupProbing(now, g, mss); rose || g.peersUnderTarget(fresh) {
 		c.comp.pause()
 		return goOn()
 	} else if probing {

@@ -1273,13 +1273,13 @@ func TestCompeteWindowsExplainTheQueueNotTheBaseRTT(t *testing.T) {
 // with it (no lower bound) gets its verdict.
 func TestCoopPausesWhileItsPeersAreUnderTheirTargets(t *testing.T) {
 	base := 4 * time.Millisecond
-	run := func(peerLo uint32) (verdicts int) {
+	run := func(peerLo uint32, age time.Duration) (verdicts int) {
 		c := newCoopT(t, Params{Coop: CoopParams{DisableQueueProbe: true}})
 		now := t0
 		step := func(q time.Duration) {
 			v := View{Now: now, Flows: []FlowView{{Dst: dstA, MSS: 1448, Cwnd: 14, SRTT: base + q, MinRTT: base, DeliveryRate: 1.8e6}}}
 			for range 3 {
-				v.Peers = append(v.Peers, PeerView{ActiveFlows: 1, SRTT: base + q, MinRTT: base, DeliveryRate: 1.8e6, Cwnd: 15, Hi: 16, Lo: peerLo})
+				v.Peers = append(v.Peers, PeerView{ActiveFlows: 1, SRTT: base + q, MinRTT: base, DeliveryRate: 1.8e6, Cwnd: 15, Hi: 16, Lo: peerLo, Sent: now.Add(-age)})
 			}
 			if strings.Contains(c.Decide(v).Reason, "competing (no upper bound) for") {
 				verdicts++
@@ -1295,10 +1295,15 @@ func TestCoopPausesWhileItsPeersAreUnderTheirTargets(t *testing.T) {
 		}
 		return verdicts
 	}
-	if n := run(8); n != 0 {
+	if n := run(8, 0); n != 0 {
 		t.Errorf("peers under their targets (lo 8): %d verdicts on a queue they hold, want none", n)
 	}
-	if n := run(0); n == 0 {
+	if n := run(0, 0); n == 0 {
 		t.Error("peers that cut with this terminal: no verdict on a queue that did not follow — the test does not exercise the pause")
+	}
+	// Statuses older than PeerFresh (lost or queued behind hosts' queue)
+	// say nothing of what the peers do now: the test goes on.
+	if n := run(8, 2*PeerFresh); n == 0 {
+		t.Error("peers whose last statuses, 2 s old, had a lower bound: no verdict")
 	}
 }

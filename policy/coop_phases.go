@@ -81,35 +81,39 @@ func (g group) idle(dStar float64) bool { return g.d <= dStar/4 }
 func (g group) boundedPeers() int { return g.boundedPeersSince(time.Time{}) }
 
 // boundedPeersSince counts the peers whose windows have an upper bound in
-// force by a status sent at or after t (a peer whose send time is unknown
+// force by a status sent at or after t (freshBoundedPeers).
+func (g group) boundedPeersSince(t time.Time) int { return len(g.freshBoundedPeers(t)) }
+
+// freshBoundedPeers is the peers whose windows have an upper bound in force
+// by a status sent at or after t (a peer whose send time is unknown
 // counts).
-func (g group) boundedPeersSince(t time.Time) int {
-	n := 0
+func (g group) freshBoundedPeers(t time.Time) []terminal {
+	var out []terminal
 	for _, p := range g.terms[1:] {
 		if p.bounded && (p.sent.IsZero() || !p.sent.Before(t)) {
-			n++
+			out = append(out, p)
 		}
 	}
-	return n
+	return out
 }
 
 // peersUnderTarget reports whether at least half of the peers under bounds
-// (and one at least) report their queue under their target (underTarget):
-// the group's terminals disagree about the target — a peer's up-probe
-// raised its own, or their learned queues differ — and those peers are not
-// cutting their windows, so a cut of this terminal's is no cut of the
-// group's.
-func (g group) peersUnderTarget() bool {
-	bounded, under := 0, 0
-	for _, p := range g.terms[1:] {
-		if p.bounded {
-			bounded++
-			if p.underTarget {
-				under++
-			}
+// by a status sent at or after t (and one at least) report their queue under
+// their target (underTarget): the group's terminals disagree about the
+// target — a peer's up-probe raised its own, or their learned queues differ
+// — and those peers are not cutting their windows, so a cut of this
+// terminal's is no cut of the group's. An older status does not count:
+// behind a queue of hosts without coopcc a peer's statuses wait in the AP's
+// queue or are lost, and its last one may be from a moment at its target.
+func (g group) peersUnderTarget(t time.Time) bool {
+	peers := g.freshBoundedPeers(t)
+	under := 0
+	for _, p := range peers {
+		if p.underTarget {
+			under++
 		}
 	}
-	return under > 0 && 2*under >= bounded
+	return under > 0 && 2*under >= len(peers)
 }
 
 // selfTerminal is this terminal as a member of the group: smallest base RTT,
