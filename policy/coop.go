@@ -543,20 +543,26 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 	c.comp.seeWindows(g.boundWindow)
 	c.comp.floorRate(c.peakGroup / 2)
 	// The test judges the group's cut: while most peers under bounds (by
-	// fresh statuses) are under their own targets (peersUnderTarget) they
-	// cut nothing, and it pauses as for a probe. Four coop terminals on
-	// 802.11ac at 4 ms (lab, heterogeneous --quick, this VM, 2026-11-27):
+	// fresh statuses) are under their own targets (peersUnderTarget) and the
+	// queue is above this terminal's, they cut nothing, and the episode
+	// pauses; observe still keeps its books (the queue at the target, the
+	// group's size), and a paused episode is not judged. Four coop terminals
+	// on 802.11ac at 4 ms (lab, heterogeneous --quick, this VM, 2026-11-27):
 	// three probed 2 → 8 segments per contender at an epoch's start (hi
 	// 13–15 → 16–17, lo 8), their windows rising less than the quarter
 	// groupProbing counts; the fourth, at 2, cut to hi 9–10 and its estimate
 	// to 70 %, the group's windows stayed at 93 % and the queue at 6.9 →
 	// 6.8 ms, and its verdict took the group off.
-	if probing, rose := c.groupProbing(now, g, mss); rose || g.peersUnderTarget(fresh) {
+	probing, rose := c.groupProbing(now, g, mss)
+	switch {
+	case rose:
 		c.comp.pause()
 		return goOn()
-	} else if probing {
+	case g.d > dStar && g.peersUnderTarget(fresh):
+		c.comp.pause()
+	case probing:
 		c.comp.dropHeld()
-	} else {
+	default:
 		c.comp.watch(now, g.window, g.d, dStar, g.rbar, cp.OffAfter)
 	}
 	if back && c.comp.rejoined(now, g.d, effective) {
