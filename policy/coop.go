@@ -484,9 +484,9 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 	fresh := now.Add(-max(PeerFresh, 2*c.p.EvalInterval))
 	heard := g.boundedPeersSince(fresh)
 	back, ended := c.comp.rejoin(now, g.boundedPeers(), heard, len(g.terms)-1, c.pay.settle(cp.OffAfter))
-	rev := ""
-	goOn := func() (Decision, bool) { // cooperate, saying why competing ended now (if it did)
-		return Decision{Reason: joinReasons(rev, ended), Reversed: rev != ""}, false
+	rev, paused := "", ""
+	goOn := func() (Decision, bool) { // cooperate, saying why competing ended now (if it did) and why the test paused
+		return Decision{Reason: joinReasons(rev, ended, paused), Reversed: rev != ""}, false
 	}
 	if off, why := c.comp.off(now); off {
 		rev = c.pay.judge(now, g.rbar+g.d, cp.OffAfter, cp.OffFor)
@@ -554,12 +554,17 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 	// to 70 %, the group's windows stayed at 93 % and the queue at 6.9 →
 	// 6.8 ms, and its verdict took the group off.
 	probing, rose := c.groupProbing(now, g, mss)
+	under, of := g.peersUnderTarget(fresh)
 	switch {
 	case rose:
 		c.comp.pause()
+		if g.d > dStar {
+			paused = "elasticity test paused: the windows under bounds rose by more than a quarter in the group's queue probe"
+		}
 		return goOn()
-	case g.d > dStar && g.peersUnderTarget(fresh):
+	case g.d > dStar && under > 0 && 2*under >= of:
 		c.comp.pause()
+		paused = fmt.Sprintf("elasticity test paused: %d of %d peers under bounds are under their targets", under, of)
 	case probing:
 		c.comp.dropHeld()
 	default:

@@ -1273,7 +1273,7 @@ func TestCompeteWindowsExplainTheQueueNotTheBaseRTT(t *testing.T) {
 // with it (no lower bound) gets its verdict.
 func TestCoopPausesWhileItsPeersAreUnderTheirTargets(t *testing.T) {
 	base := 4 * time.Millisecond
-	run := func(peerLo uint32, age time.Duration) (verdicts int) {
+	run := func(peerLo uint32, age time.Duration) (verdicts int, paused bool) {
 		c := newCoopT(t, Params{Coop: CoopParams{DisableQueueProbe: true}})
 		now := t0
 		step := func(q time.Duration) {
@@ -1281,9 +1281,11 @@ func TestCoopPausesWhileItsPeersAreUnderTheirTargets(t *testing.T) {
 			for range 3 {
 				v.Peers = append(v.Peers, PeerView{ActiveFlows: 1, SRTT: base + q, MinRTT: base, DeliveryRate: 1.8e6, Cwnd: 15, Hi: 16, Lo: peerLo, Sent: now.Add(-age)})
 			}
-			if strings.Contains(c.Decide(v).Reason, "competing (no upper bound) for") {
+			why := c.Decide(v).Reason
+			if strings.Contains(why, "competing (no upper bound) for") {
 				verdicts++
 			}
+			paused = paused || strings.Contains(why, "elasticity test paused: 3 of 3 peers under bounds are under their targets")
 			now = now.Add(500 * time.Millisecond)
 		}
 		step(30 * time.Millisecond) // the first estimate
@@ -1293,17 +1295,17 @@ func TestCoopPausesWhileItsPeersAreUnderTheirTargets(t *testing.T) {
 		for range 16 {
 			step(7 * time.Millisecond) // above this terminal's target, the windows where they were
 		}
-		return verdicts
+		return verdicts, paused
 	}
-	if n := run(8, 0); n != 0 {
-		t.Errorf("peers under their targets (lo 8): %d verdicts on a queue they hold, want none", n)
+	if n, paused := run(8, 0); n != 0 || !paused {
+		t.Errorf("peers under their targets (lo 8): %d verdicts on a queue they hold (the pause named: %v), want none, named", n, paused)
 	}
-	if n := run(0, 0); n == 0 {
+	if n, _ := run(0, 0); n == 0 {
 		t.Error("peers that cut with this terminal: no verdict on a queue that did not follow — the test does not exercise the pause")
 	}
 	// Statuses older than PeerFresh (lost or queued behind hosts' queue)
 	// say nothing of what the peers do now: the test goes on.
-	if n := run(8, 2*PeerFresh); n == 0 {
+	if n, _ := run(8, 2*PeerFresh); n == 0 {
 		t.Error("peers whose last statuses, 2 s old, had a lower bound: no verdict")
 	}
 }

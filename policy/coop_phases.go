@@ -97,23 +97,23 @@ func (g group) freshBoundedPeers(t time.Time) []terminal {
 	return out
 }
 
-// peersUnderTarget reports whether at least half of the peers under bounds
-// by a status sent at or after t (and one at least) report their queue under
-// their target (underTarget): the group's terminals disagree about the
-// target — a peer's up-probe raised its own, or their learned queues differ
-// — and those peers are not cutting their windows, so a cut of this
-// terminal's is no cut of the group's. An older status does not count:
-// behind a queue of hosts without coopcc a peer's statuses wait in the AP's
-// queue or are lost, and its last one may be from a moment at its target.
-func (g group) peersUnderTarget(t time.Time) bool {
+// peersUnderTarget counts the peers under bounds by a status sent at or
+// after t (of) and those among them that report their queue under their
+// target (under: underTarget). When they are half of them or more, the
+// group's terminals disagree about the target — a peer's up-probe raised its
+// own, or their learned queues differ — and those peers are not cutting their
+// windows, so a cut of this terminal's is no cut of the group's. An older
+// status does not count: behind a queue of hosts without coopcc a peer's
+// statuses wait in the AP's queue or are lost, and its last one may be from a
+// moment at its target.
+func (g group) peersUnderTarget(t time.Time) (under, of int) {
 	peers := g.freshBoundedPeers(t)
-	under := 0
 	for _, p := range peers {
 		if p.underTarget {
 			under++
 		}
 	}
-	return under > 0 && 2*under >= len(peers)
+	return under, len(peers)
 }
 
 // selfTerminal is this terminal as a member of the group: smallest base RTT,

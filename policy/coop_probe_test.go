@@ -398,7 +398,7 @@ func TestCoopPausesTheElasticityTestWhileTheGroupProbes(t *testing.T) {
 	// The same probe with the peers' windows not reported yet (a status
 	// interval late): the queue grows at windows that look held.
 	unseen := []tick{{8 * time.Millisecond, 30}, {12 * time.Millisecond, 30}, {30 * time.Millisecond, 30}, {30 * time.Millisecond, 30}}
-	run := func(p Params, during []tick) (verdicts int) {
+	run := func(p Params, during []tick) (verdicts int, paused bool) {
 		c := newCoopT(t, p)
 		view := func(now time.Time, q time.Duration, peerCwnd uint32) View {
 			v := View{Now: now, Flows: []FlowView{{Dst: dstA, MSS: 1448, Cwnd: 30, SRTT: base + q, MinRTT: base, DeliveryRate: 0.75e6}}}
@@ -409,9 +409,11 @@ func TestCoopPausesTheElasticityTestWhileTheGroupProbes(t *testing.T) {
 		}
 		now := t0 // an epoch boundary (epochs are 5 s of wall clock)
 		step := func(q time.Duration, peerCwnd uint32) {
-			if strings.Contains(c.Decide(view(now, q, peerCwnd)).Reason, "competing (no upper bound) for") {
+			why := c.Decide(view(now, q, peerCwnd)).Reason
+			if strings.Contains(why, "competing (no upper bound) for") {
 				verdicts++
 			}
+			paused = paused || strings.Contains(why, "elasticity test paused: the windows under bounds rose")
 			now = now.Add(500 * time.Millisecond)
 		}
 		step(20*time.Millisecond, 30) // the first estimate, from the uncontrolled start's queue
@@ -424,15 +426,18 @@ func TestCoopPausesTheElasticityTestWhileTheGroupProbes(t *testing.T) {
 		for now.Before(t0.Add(30 * time.Second)) {
 			step(4*time.Millisecond, 30)
 		}
-		return verdicts
+		return verdicts, paused
 	}
 	for name, during := range map[string][]tick{"windows seen": probe, "windows not yet seen": unseen} {
-		if n := run(Params{}, during); n != 0 {
+		if n, _ := run(Params{}, during); n != 0 {
 			t.Errorf("%s: %d verdicts while the peers probed", name, n)
 		}
-		if n := run(Params{Coop: CoopParams{DisableQueueProbe: true}}, during); n == 0 {
+		if n, _ := run(Params{Coop: CoopParams{DisableQueueProbe: true}}, during); n == 0 {
 			t.Errorf("%s: with the probe off the same queue gave no verdict: the test does not exercise the pause", name)
 		}
+	}
+	if _, paused := run(Params{}, probe); !paused {
+		t.Error("the peers' windows rose in their probe: no decision named the pause")
 	}
 }
 
