@@ -99,10 +99,10 @@ func (g group) freshBoundedPeers(t time.Time) []terminal {
 
 // peersUnderTarget counts the peers under bounds by a status sent at or
 // after t (of) and those among them that report their queue under their
-// target (under: underTarget). When they are half of them or more, the
-// group's terminals disagree about the target — a peer's up-probe raised its
-// own, or their learned queues differ — and those peers are not cutting their
-// windows, so a cut of this terminal's is no cut of the group's. An older
+// target (under: underTarget). Where this terminal's queue is above its own
+// target, such a peer disagrees about the target — its up-probe raised its
+// own, or their learned queues differ — and does not cut its windows, so a
+// cut of this terminal's is not the group's. An older
 // status does not count: behind a queue of hosts without coopcc a peer's
 // statuses wait in the AP's queue or are lost, and its last one may be from a
 // moment at its target.
