@@ -414,7 +414,7 @@ func (c *coop) reason(g group, gain, targetRatio, dStar, share float64, inflated
 	if probeNote != "" {
 		probeNote = "; " + probeNote
 	}
-	probeNote += c.comp.mediumNote()
+	probeNote += c.comp.mediumNote() + c.comp.testNote()
 	if g.terms[0].use > 0 {
 		state += fmt.Sprintf(", own windows at %.2f of their bounds", g.terms[0].use)
 	}

@@ -35,6 +35,9 @@ type compete struct {
 	// put off for the windows to come down (zero = not yet).
 	w, w0    float64
 	deferred time.Time
+	// state says why the last evaluation gave no verdict on an open
+	// episode ("" = none open, or a verdict): testNote.
+	state string
 	// servedMin is the least rate (B/s) the floor windows are judged to be
 	// served at (floorRate; 0 = none).
 	servedMin float64
@@ -504,6 +507,7 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 	if !s.retriedAt.IsZero() && now.Sub(s.retriedAt) > s.offFor {
 		s.offFor, s.retriedAt = base, time.Time{} // cooperated for a whole period: forgive
 	}
+	s.state = ""
 	steady := s.noteTarget(now, capacity > 0 && d <= dStar, max(cp.OffAfter, seconds(2*sized)))
 	s.remember(now, n, max(cp.OffAfter, seconds(2*(rbar+d))))
 	atFloor, open := s.track(now, n, d, dStar, capacity, floorWin, sized, measured, steady)
@@ -647,17 +651,35 @@ func (s *compete) judge(now time.Time, cp CoopParams, n int, d, dStar, rbar, cap
 	// resumes after every cut would never give it.
 	grew := now.Sub(s.formed) >= cp.OffAfter && s.grewAlone(now, d, dStar, rbar, cp.OffAfter)
 	if !grew && (now.Sub(s.since) < wait || !(cutSettled || atFloor)) {
+		s.state = fmt.Sprintf("queue %v against %v, %v into a wait of %v", roundDelay(d), roundDelay(s.d0), now.Sub(s.since).Round(time.Millisecond), wait.Round(time.Millisecond))
+		if !cut {
+			s.state += ", the estimate not yet at its hold"
+		}
 		return ""
 	}
 	if !grew && d < InelasticQueue*s.d0 {
+		s.state = fmt.Sprintf("queue %v followed the cut from %v", roundDelay(d), roundDelay(s.d0))
 		s.followed(now, d, capacity) // it followed the cut: ours so far; the test goes on from here
 		return ""
 	}
 	if !grew && !atFloor && s.deferVerdict(now, wait, rbar, d) {
+		s.state = fmt.Sprintf("queue %v against %v, the windows at %.0f %% explain it: judged %v after they first did", roundDelay(d), roundDelay(s.d0), 100*s.w/s.w0, wait.Round(time.Millisecond))
 		return ""
 	}
 	return s.inelastic(now, cp, n, d, dStar, rbar, capacity, floorWin, measured, atFloor, cut, grew)
 }
+
+// testNote is the elasticity test's state for a decision's reason: why
+// the open episode gave no verdict at this evaluation ("" = none open).
+func (s *compete) testNote() string {
+	if s.state == "" {
+		return ""
+	}
+	return "; elasticity test: " + s.state
+}
+
+// roundDelay rounds a delay in seconds for a reason: to 0.1 ms.
+func roundDelay(d float64) time.Duration { return seconds(d).Round(100 * time.Microsecond) }
 
 // seeWindows records the windows of the group's terminals under bounds at
 // this evaluation (segments, 0 = unknown). An open episode whose windows
@@ -719,6 +741,7 @@ func (s *compete) windowsExplain(rbar, d float64) bool {
 // medium runs slower than it did, else competitive mode.
 func (s *compete) inelastic(now time.Time, cp CoopParams, n int, d, dStar, rbar, capacity, floorWin, measured float64, atFloor, cut, grew bool) string {
 	if s.owns(d) {
+		s.state = fmt.Sprintf("queue %v followed the cut to %v and has not grown since", roundDelay(d), roundDelay(s.d0))
 		// It followed the group's windows and has not grown since: no
 		// new evidence, and no verdict. Judged again against a fifth
 		// below the queue it followed to, a queue at the medium's
@@ -757,6 +780,7 @@ func (s *compete) inelastic(now time.Time, cp CoopParams, n int, d, dStar, rbar,
 		// aggregates): judged against 0.8 of its value at the cut, it
 		// switched an all-coop 802.11ac group off at 2.5 → 2.8 ms with a
 		// target of 2 ms (lab, heterogeneous, 2026-11-25).
+		s.state = fmt.Sprintf("queue %v within OffRatio of the %v the windows explain: going on from it", roundDelay(d), roundDelay(explained))
 		if cut {
 			s.resume(now, d, capacity)
 			s.owned = true // no new evidence; not proof that the queue is ours (provedOurs)
@@ -781,6 +805,7 @@ func (s *compete) inelastic(now time.Time, cp CoopParams, n int, d, dStar, rbar,
 		// second before the queue crossed the threshold.) The slower
 		// medium is the reference from now on: a queue that ignores the
 		// next cut, made at what this medium delivers, is not ours.
+		s.state = fmt.Sprintf("queue %v on a medium slower than at its reference: starting again from it", roundDelay(d))
 		s.medAt = s.med
 		s.start(now, n, d, capacity, measured)
 		return ""

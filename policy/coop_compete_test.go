@@ -1316,3 +1316,42 @@ func TestCoopPausesWhileItsPeersAreUnderTheirTargets(t *testing.T) {
 		t.Error("peers whose last statuses, 2 s old, had a lower bound: no verdict")
 	}
 }
+
+// TestCompeteSaysWhyNoVerdictYet: while an episode is open, the decision's
+// reason says why it gave no verdict at this evaluation (testNote): the wait,
+// the windows that explain the queue, a queue that followed the cut.
+func TestCompeteSaysWhyNoVerdictYet(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	const n, rbar, dStar, c0 = 10, 0.0047, 0.015, 2.42e6
+	floorWin := float64(cp.HiFloor) * 1448 * n
+	run := func(w1 float64, queue func(i int) float64) (notes []string) {
+		var s compete
+		for i := 0; i <= 4; i++ {
+			c, w := c0, 126.0
+			if i >= 1 {
+				c, w = InelasticCut*c0, w1
+			}
+			d := queue(i)
+			s.seeWindows(w)
+			if why := s.observe(t0.Add(time.Duration(i)*500*time.Millisecond), cp, n, d, dStar, rbar, c, floorWin, rbar+d, c); why != "" {
+				return append(notes, "verdict")
+			}
+			notes = append(notes, s.testNote())
+		}
+		return notes
+	}
+	still := run(114, func(int) float64 { return 0.073 })
+	if !strings.Contains(still[1], "; elasticity test: queue 73ms against 73ms, 500ms into a wait of 1s") {
+		t.Errorf("0.5 s into the episode: %q, want the wait", still[1])
+	}
+	if !strings.Contains(still[2], "the windows at 90 % explain it") {
+		t.Errorf("1 s in, windows at 90 %%: %q, want the windows named", still[2])
+	}
+	drained := run(80, func(i int) float64 { return 0.073 * math.Pow(0.7, float64(i)) })
+	if !strings.Contains(drained[2], "followed the cut from 73ms") {
+		t.Errorf("a queue that drained: %q, want it followed", drained[2])
+	}
+	if none := (&compete{}).testNote(); none != "" {
+		t.Errorf("no episode: %q, want no note", none)
+	}
+}
