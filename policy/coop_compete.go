@@ -652,8 +652,11 @@ func (s *compete) judge(now time.Time, cp CoopParams, n int, d, dStar, rbar, cap
 	grew := now.Sub(s.formed) >= cp.OffAfter && s.grewAlone(now, d, dStar, rbar, cp.OffAfter)
 	if !grew && (now.Sub(s.since) < wait || !(cutSettled || atFloor)) {
 		s.state = fmt.Sprintf("queue %v against %v, %v into a wait of %v", roundDelay(d), roundDelay(s.d0), now.Sub(s.since).Round(time.Millisecond), wait.Round(time.Millisecond))
-		if !cut {
+		switch {
+		case !cut:
 			s.state += ", the estimate not yet at its hold"
+		case !cutSettled:
+			s.state += fmt.Sprintf(", the cut settling for %v", settle.Round(time.Millisecond))
 		}
 		return ""
 	}

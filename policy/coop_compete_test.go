@@ -1344,6 +1344,19 @@ func TestCompeteSaysWhyNoVerdictYet(t *testing.T) {
 	if !strings.Contains(still[1], "; elasticity test: queue 73ms against 73ms, 500ms into a wait of 1s") {
 		t.Errorf("0.5 s into the episode: %q, want the wait", still[1])
 	}
+	// On a path of 400 ms the cut made at 0.5 s settles over two round trips.
+	var s compete
+	for i := 0; i <= 2; i++ {
+		c := c0
+		if i >= 1 {
+			c = InelasticCut * c0
+		}
+		s.seeWindows(100)
+		s.observe(t0.Add(time.Duration(i)*500*time.Millisecond), cp, n, 0.1, dStar, 0.3, c, floorWin, 0.4, c)
+	}
+	if note := s.testNote(); !strings.Contains(note, "1s into a wait of 1s, the cut settling for 800ms") {
+		t.Errorf("1 s in, the cut made at 0.5 s on a 400 ms RTT: %q, want the cut settling", note)
+	}
 	if !strings.Contains(still[2], "the windows at 90 % explain it") {
 		t.Errorf("1 s in, windows at 90 %%: %q, want the windows named", still[2])
 	}
