@@ -666,7 +666,7 @@ func (s *compete) judge(now time.Time, cp CoopParams, n int, d, dStar, rbar, cap
 		return ""
 	}
 	if !grew && !atFloor && s.deferVerdict(now, wait, rbar, d) {
-		s.state = fmt.Sprintf("queue %v against %v, the windows at %.0f %% explain it: judged %v after they first did", roundDelay(d), roundDelay(s.d0), 100*s.w/s.w0, wait.Round(time.Millisecond))
+		s.state = fmt.Sprintf("queue %v against %v, the windows at %.0f %% explain it: one more wait of %v from when they first did", roundDelay(d), roundDelay(s.d0), 100*s.w/s.w0, wait.Round(time.Millisecond))
 		return ""
 	}
 	return s.inelastic(now, cp, n, d, dStar, rbar, capacity, floorWin, measured, atFloor, cut, grew)
