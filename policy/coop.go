@@ -557,7 +557,7 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 	// the group's windows rose to 115 % of the episode's while two terminals
 	// cut, and both gave the verdict.
 	probing, rose := c.groupProbing(now, g, mss)
-	under, of := g.peersUnderTarget(fresh)
+	under := g.peersUnderTarget(fresh)
 	switch {
 	case rose:
 		c.comp.pause()
@@ -567,7 +567,7 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 		return goOn()
 	case g.d > dStar && under > 0:
 		c.comp.pause()
-		paused = fmt.Sprintf("elasticity test paused: %d of %d peers under bounds are under their targets", under, of)
+		paused = fmt.Sprintf("elasticity test paused: %d of %d peers under bounds are under their targets", under, heard)
 	case probing:
 		c.comp.dropHeld()
 	default:

@@ -98,22 +98,21 @@ func (g group) freshBoundedPeers(t time.Time) []terminal {
 }
 
 // peersUnderTarget counts the peers under bounds by a status sent at or
-// after t (of) and those among them that report their queue under their
-// target (under: underTarget). Where this terminal's queue is above its own
+// after t (freshBoundedPeers) that report their queue under their target
+// (underTarget). Where this terminal's queue is above its own
 // target, such a peer disagrees about the target — its up-probe raised its
 // own, or their learned queues differ — and does not cut its windows, so a
 // cut of this terminal's is not the group's. An older status does not
 // count: behind a queue of hosts without coopcc a peer's statuses wait in
 // the AP's queue or are lost, and its last one may be from a moment at its
 // target.
-func (g group) peersUnderTarget(t time.Time) (under, of int) {
-	peers := g.freshBoundedPeers(t)
-	for _, p := range peers {
+func (g group) peersUnderTarget(t time.Time) (under int) {
+	for _, p := range g.freshBoundedPeers(t) {
 		if p.underTarget {
 			under++
 		}
 	}
-	return under, len(peers)
+	return under
 }
 
 // selfTerminal is this terminal as a member of the group: smallest base RTT,
