@@ -224,10 +224,12 @@ type coop struct {
 	lastGroup float64
 	// probe learns the queue per contender the medium needs
 	// (coop_probe.go); probeWindow is the group's window sum at the first
-	// evaluation of epoch probeEpoch's probe phase (groupProbing).
+	// evaluation of epoch probeEpoch's probe phase, and probeOpen whether
+	// its queue then let the group probe (groupProbing).
 	probe       queueProbe
 	probeEpoch  int64
 	probeWindow float64
+	probeOpen   bool
 	// episodeHi holds, per destination, the upper bound in force when the
 	// open elasticity episode began (capToEpisode); nil while none is open.
 	episodeHi map[netip.Addr]uint32
@@ -483,6 +485,7 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 	cp := c.p.Coop
 	fresh := now.Add(-max(PeerFresh, 2*c.p.EvalInterval))
 	heard := g.boundedPeersSince(fresh)
+	c.comp.stretch(now, g.rbar+g.d, cp.OffFor)
 	back, ended := c.comp.rejoin(now, g.boundedPeers(), heard, len(g.terms)-1, c.pay.settle(cp.OffAfter))
 	rev, paused := "", ""
 	goOn := func() (Decision, bool) { // cooperate, saying why competing ended now (if it did) and why the test paused
@@ -508,8 +511,8 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 			c.capacity = c.pay.hold(now, g.d, dStar, g.n())
 		}
 	}
-	together := 2*heard >= len(g.terms)-1 // most of the group is under bounds (or none is heard)
-	if until, why := c.pay.returned(now, g.d, dStar, g.rbar+g.d, together, cp.OffAfter); why != "" {
+	peers := peersBack{heard: heard, bounded: g.boundedPeers(), peers: len(g.terms) - 1}
+	if until, why := c.pay.returned(now, g.d, dStar, g.rbar+g.d, peers, cp.OffAfter); why != "" {
 		c.comp.resumeOff(now, until)
 		c.capacity = 0
 		return c.competing(gs, g.terms[0], why, max(c.peakRate, c.comp.startShare())), true
@@ -556,7 +559,7 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 	// took the group off. In another run one peer probed (hi 10 → 18, lo 9),
 	// the group's windows rose to 115 % of the episode's while two terminals
 	// cut, and both gave the verdict.
-	probing, rose := c.groupProbing(now, g, mss)
+	probing, rose := c.groupProbing(now, g, mss, dStar)
 	under := g.peersUnderTarget(fresh)
 	switch {
 	case rose:
@@ -614,8 +617,18 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 // into a probe). Hosts without coopcc raise the queue without the group's
 // windows, and void the epoch's probe: the test goes on; so does a peer in
 // competitive mode, whose windows are not counted. Unknown windows (a peer
-// that reports none) never count as risen.
-func (c *coop) groupProbing(now time.Time, g group, mss float64) (probing, rose bool) {
+// that reports none) never count as risen. Nor do windows in an epoch whose
+// first evaluation found the queue where no terminal of the group probes
+// (above the widest probe span, probeQueueSpan × OffRatio × d*, and not
+// the group's own: observeProbe): there the windows rise because they are
+// sized for the queue as it is (windowQueue) — beside 3 CUBIC hosts under
+// ARF (lab, papers/004's coexistence-2012, N = 5, k = 2, 2026-11-28) a
+// queue of 0.4–3 s, ten times the target, raised two coop terminals' windows
+// by a quarter in the first evaluations of an epoch every 5–6 s, each time
+// the test paused and started again from the queue then, and one
+// terminal's first verdict came 73 s into the run, its estimate at 11 %
+// of what it began with.
+func (c *coop) groupProbing(now time.Time, g group, mss, dStar float64) (probing, rose bool) {
 	cp := c.p.Coop
 	e, phase, ok := epochAt(now, c.p.EvalInterval)
 	if !ok || cp.DisableQueueProbe || c.capacity <= 0 || phase >= probeAgree*int64(c.p.EvalInterval) {
@@ -626,8 +639,9 @@ func (c *coop) groupProbing(now time.Time, g group, mss float64) (probing, rose 
 	}
 	if e != c.probeEpoch || c.probeWindow <= 0 {
 		c.probeEpoch, c.probeWindow = e, g.boundWindow
+		c.probeOpen = g.d <= probeQueueSpan*cp.OffRatio*dStar || c.comp.owns(g.d)
 	}
-	return c.probe.atWorkingPoint(), g.boundWindow > 0 && g.boundWindow > (1/InelasticQueue)*c.probeWindow
+	return c.probe.atWorkingPoint(), c.probeOpen && g.boundWindow > 0 && g.boundWindow > (1/InelasticQueue)*c.probeWindow
 }
 
 // targetQueue is the target d* (targetQueue) for the estimate capacity,
@@ -874,7 +888,7 @@ func (c *coop) competing(gs []dstGroup, self terminal, why string, seed float64)
 
 func (c *coop) reset() {
 	c.tick = cadence{}
-	c.comp, c.peakRate, c.peakGroup, c.lastGroup, c.probe, c.probeEpoch, c.probeWindow = compete{}, 0, 0, 0, queueProbe{}, 0, 0
+	c.comp, c.peakRate, c.peakGroup, c.lastGroup, c.probe, c.probeEpoch, c.probeWindow, c.probeOpen = compete{}, 0, 0, 0, queueProbe{}, 0, 0, false
 	c.pay = payoff{}
 	c.capacity = 0
 	c.last = Decision{}

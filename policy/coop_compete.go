@@ -53,8 +53,8 @@ type compete struct {
 	// capacity estimate was learned on.
 	med, medAt medium
 	// offFrom and offUntil: the off period in force (offUntil zero =
-	// none).
-	offFrom, offUntil time.Time
+	// none); offBase its end before stretch (zero: offUntil).
+	offFrom, offUntil, offBase time.Time
 	// rate is the running maximum of this terminal's delivery rate in
 	// the off period (B/s; noteRate); back the rate it carried before the
 	// group cut it (B/s; noteBack), decaying alike.
@@ -209,14 +209,49 @@ func (s *compete) enterOff(now time.Time, base time.Duration) time.Duration {
 		s.offFor = min(2*s.offFor, 8*base)
 	}
 	s.offFrom, s.offUntil, s.since, s.rate, s.back = now, now.Add(s.offFor), time.Time{}, 0, 0
+	s.offBase = s.offUntil
 	return s.offFor
 }
 
+// OffRounds is the least length of an off period in round trips at the
+// group's RTT as it is (stretch). The retry that ends an off period costs
+// its test, two round trips at the queue as it is (judge's settle) at
+// InelasticCut of the rate or less, and a fresh estimate; off for OffFor
+// alone, a group beside hosts that keep seconds of queue spends most of
+// its time in those tests: beside 3 CUBIC hosts under ARF (lab,
+// papers/004's coexistence-2012, N = 5, k = 2, 2026-11-28) a coop terminal
+// came back from its 30 s off period at an RTT of 12 s, held 36–52 kB/s
+// while the hosts carried 150–200, and waited for a verdict whose wait grew
+// with the queue from 25 to 36 s — past the end of the run. Ten round trips keep the tests to about a fifth of the
+// time; where the RTT is short (under OffFor/OffRounds, 3 s at the
+// defaults) nothing changes. Copa decides its mode over a window counted in
+// round trips too (5 RTTs; Arun and Balakrishnan, NSDI 2018).
+const OffRounds = 10
+
+// stretch makes the off period in force at now last OffRounds round trips
+// at rtt (s, the group's RTT as it is) where that is longer than it was
+// set to last, and no more than 8 × base (enterOff's longest). It follows
+// the RTT down as well as up: a queue that drains (the hosts left) ends
+// the stretch.
+func (s *compete) stretch(now time.Time, rtt float64, base time.Duration) {
+	if s.offUntil.IsZero() || !now.Before(s.offUntil) || !(rtt > 0) {
+		return
+	}
+	if s.offBase.IsZero() {
+		s.offBase = s.offUntil
+	}
+	s.offUntil = s.offBase
+	if until := s.offFrom.Add(min(seconds(OffRounds*rtt), 8*base)); until.After(s.offUntil) {
+		s.offUntil = until
+	}
+}
+
 // endOff ends the off period at now (its outcome reversed it,
-// coop_payoff.go) and returns when it would have ended; the next retry
+// coop_payoff.go) and returns when it would have ended, unstretched (an
+// off period resumed later stretches by the RTT then); the next retry
 // starts afresh.
 func (s *compete) endOff(now time.Time) (until time.Time) {
-	until, s.offUntil = s.offUntil, now
+	until, s.offUntil = s.offBase, now
 	return until
 }
 
@@ -225,6 +260,7 @@ func (s *compete) endOff(now time.Time) (until time.Time) {
 // (payoff.returned). Its length does not change the next one's (offFor).
 func (s *compete) resumeOff(now, until time.Time) {
 	s.offFrom, s.offUntil, s.since, s.rate, s.back = now, until, time.Time{}, 0, 0
+	s.offBase = until
 }
 
 // quiet drops the test's episode and references: no verdict is to be

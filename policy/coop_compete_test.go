@@ -720,6 +720,50 @@ func TestCompeteVerdictWaitsForTheWindowsToComeDown(t *testing.T) {
 	}
 }
 
+// TestCoopOffPeriodLastsTenRoundTrips: an off period lasts OffRounds round
+// trips at the group's RTT as it is where that is longer than OffFor
+// (stretch), up to 8 × OffFor; the stretch follows the RTT back down, a
+// peer's return ends the stretched period at half of it, and a period that
+// ended is not revived.
+func TestCoopOffPeriodLastsTenRoundTrips(t *testing.T) {
+	base := 30 * time.Second
+	var s compete
+	s.offFor = base
+	s.enterOff(t0, base)
+	until := func() time.Duration { return s.offUntil.Sub(t0) }
+	steps := []struct {
+		at   float64 // s after the verdict
+		rtt  float64 // the group's RTT then (s)
+		want time.Duration
+	}{
+		{1, 0.5, 30 * time.Second},   // 10 round trips are 5 s: OffFor
+		{2, 10, 100 * time.Second},   // the hosts' queue of seconds
+		{3, 15, 150 * time.Second},   // grows
+		{4, 1.3, 30 * time.Second},   // drains: back to OffFor
+		{5, 100, 8 * base},           // no more than 8 × OffFor
+		{6, math.NaN(), 8 * base},    // no RTT: as it was
+		{7, 12.8, 128 * time.Second}, // the half rule below
+	}
+	for _, st := range steps {
+		s.stretch(t0.Add(secs(st.at)), st.rtt, base)
+		if until() != st.want {
+			t.Fatalf("%.0f s into the off period at an RTT of %v s: off until %v, want %v", st.at, st.rtt, until(), st.want)
+		}
+	}
+	s.rejoin(t0.Add(8*time.Second), 0, 0, 1, time.Second)
+	if s.rejoin(t0.Add(40*time.Second), 1, 1, 1, time.Second); until() != 128*time.Second {
+		t.Fatalf("a peer back 40 s into an off period stretched to 128 s: off until %v, want it to go on", until())
+	}
+	s.rejoin(t0.Add(50*time.Second), 0, 0, 1, time.Second)
+	at := t0.Add(65 * time.Second)
+	if s.rejoin(at, 1, 1, 1, time.Second); !s.offUntil.Equal(at) {
+		t.Fatalf("a peer back 65 s into an off period stretched to 128 s: off until %v, want now", until())
+	}
+	if s.stretch(at.Add(time.Second), 12.8, base); !s.offUntil.Equal(at) {
+		t.Fatalf("an ended off period stretched again: off until %v", until())
+	}
+}
+
 // TestCompeteRejoin: a peer that comes back under bounds ends this
 // terminal's off period once half of it has passed (the group retries
 // together), not before; and restarts an open episode's wait — once per

@@ -193,6 +193,19 @@ func (p *payoff) back(now time.Time, d, rtt float64, until time.Time) {
 // starts from OffFor again, and the resumed off period is not judged
 // (this one's experiment is done). A queue at the target (or the
 // hold-off ending) ends the judgment early with the return standing.
+// A return most of the group does not join cannot be judged by its queue
+// (peers: a peer that competes on keeps it, whatever this terminal's
+// windows do), and it left the terminal at a few segments for as long as
+// the hold-off ran: beside 3 CUBIC hosts under ARF (lab, papers/004's
+// coexistence-2012, N = 5, k = 2, 2026-11-28) one coop terminal reversed
+// 3.5–4 s into its off period while its one peer competed on, and carried
+// 0.0–0.3 Mbit/s for 15–20 s, until that peer's statuses expired (2 runs
+// of 3; the fifteenth session's N = 4 run waited until its hold-off
+// ended). So when most peers still say they have no bound twice the
+// judgment's wait after the reversal, the return did not pay either. Their
+// latest statuses count, however late: in an all-coop group whose
+// reversals come seconds apart a peer's "under bounds" that waited in the
+// AP's queue still says it came back.
 // The resumed off period settles (settle: the group's majority return,
 // compete.rejoin) over two round trips at rtt, the group's RTT (s) now, not
 // at the verdict: beside 4 CUBIC hosts under ARF (device machine,
@@ -202,7 +215,7 @@ func (p *payoff) back(now time.Time, d, rtt float64, until time.Time) {
 // (which rule ended it that run's logs do not say; the reason now does,
 // compete.rejoin); squeezed to 10–30 segments, they carried 0.27 Mbit/s
 // each against the hosts' 1.27 for the rest of the run.
-func (p *payoff) returned(now time.Time, d, dStar, rtt float64, together bool, offAfter time.Duration) (time.Time, string) {
+func (p *payoff) returned(now time.Time, d, dStar, rtt float64, peers peersBack, offAfter time.Duration) (time.Time, string) {
 	if p.backAt.IsZero() {
 		return time.Time{}, ""
 	}
@@ -210,26 +223,51 @@ func (p *payoff) returned(now time.Time, d, dStar, rtt float64, together bool, o
 		p.backAt = time.Time{}
 		return time.Time{}, ""
 	}
-	if !together {
-		return time.Time{}, ""
+	wait := max(offAfter, seconds(2*p.backRTT))
+	if !peers.together() {
+		if !peers.apart() || now.Sub(p.backAt) < 2*wait {
+			return time.Time{}, ""
+		}
+		return p.again(now, rtt, fmt.Sprintf("the group did not come back with it — %d of %d peers still report no bound %v after the reversal (a peer that competes on keeps the queue, whatever this terminal's windows do)",
+			peers.peers-peers.bounded, peers.peers, now.Sub(p.backAt).Round(100*time.Millisecond)))
 	}
 	if p.backFrom.IsZero() {
 		p.backFrom = now
 	}
-	if now.Sub(p.backFrom) < max(offAfter, seconds(2*p.backRTT)) {
+	if now.Sub(p.backFrom) < wait {
 		return time.Time{}, ""
 	}
 	if d <= InelasticQueue*p.backD {
 		p.backAt = time.Time{} // it followed the group back: the return stands
 		return time.Time{}, ""
 	}
+	return p.again(now, rtt, fmt.Sprintf("the group's queue %v after %v back under bounds, against %v at the reversal (not a fifth lower: the queue is not the group's, e.g. hosts without coopcc that rate adaptation slows with everyone)",
+		seconds(d).Round(time.Millisecond), now.Sub(p.backFrom).Round(100*time.Millisecond), seconds(p.backD).Round(time.Millisecond)))
+}
+
+// again ends the judgment of a return that did not pay (returned) at now,
+// rtt the group's RTT (s), and gives the end of the off period to resume
+// and its reason, why the return did not pay.
+func (p *payoff) again(now time.Time, rtt float64, why string) (time.Time, string) {
 	until := p.backUntil.Add(now.Sub(p.backAt))
-	why := fmt.Sprintf("coop: competing again (no upper bound) until %s: cooperating after the reversal did not pay either — the group's queue %v after %v back under bounds, against %v at the reversal (not a fifth lower: the queue is not the group's, e.g. hosts without coopcc that rate adaptation slows with everyone)",
-		until.Format(time.RFC3339), seconds(d).Round(time.Millisecond), now.Sub(p.backFrom).Round(100*time.Millisecond), seconds(p.backD).Round(time.Millisecond))
 	p.backAt, p.distrust, p.drain, p.reversals, p.at = time.Time{}, time.Time{}, 0, 0, time.Time{}
 	p.rtt = rtt
-	return until, why
+	return until, fmt.Sprintf("coop: competing again (no upper bound) until %s: cooperating after the reversal did not pay either — %s", until.Format(time.RFC3339), why)
 }
+
+// peersBack is how many of a group's peers are back under bounds after a
+// reversal (returned): heard by a status sent within PeerFresh, bounded by
+// their latest statuses, whatever their age, of peers in all.
+type peersBack struct{ heard, bounded, peers int }
+
+// together reports whether most of the group is under bounds by fresh
+// statuses (or no peer is heard): its windows can then drain a queue of
+// its own.
+func (b peersBack) together() bool { return 2*b.heard >= b.peers }
+
+// apart reports whether most of the group's peers say, by their latest
+// statuses, that they have no bound: they compete on.
+func (b peersBack) apart() bool { return 2*b.bounded < b.peers }
 
 // hold is the least capacity estimate (B/s) at an evaluation with the
 // group's queue d and target d* (s) and n terminals: after a reversal,

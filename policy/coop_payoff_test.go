@@ -75,6 +75,48 @@ func collapse(p *payoff, at func(float64) time.Time, from, rate float64) float64
 	return -1
 }
 
+// TestPayoffReturnThePeersDoNotJoin: a return (payoff.back) that most of
+// the group has not joined is not judged by its queue; when, twice the
+// judgment's wait (two round trips at the reversal's RTT) after the
+// reversal, most peers still say they have no bound, it did not pay. A
+// peer whose latest status says it is under bounds has joined, however
+// late that status came: all-coop terminals reverse seconds apart, and
+// their statuses wait in the AP's queue.
+func TestPayoffReturnThePeersDoNotJoin(t *testing.T) {
+	at := func(s float64) time.Time { return t0.Add(secs(s)) }
+	const offAfter = time.Second
+	cases := []struct {
+		name  string
+		peers peersBack
+		again float64 // s after the reversal (-1 = not in 20 s)
+	}{
+		{"the peer competes on", peersBack{heard: 0, bounded: 0, peers: 1}, 6},
+		{"two of three peers compete on", peersBack{heard: 1, bounded: 1, peers: 3}, 6},
+		{"the peer's status that it is back came late", peersBack{heard: 0, bounded: 1, peers: 1}, -1},
+		{"one of three peers competes on, its statuses late", peersBack{heard: 1, bounded: 2, peers: 3}, -1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var p payoff
+			p.distrust = at(30)           // a reversal's hold-off
+			p.back(at(0), 3, 1.5, at(25)) // the queue 3 s, the RTT 1.5 s: a wait of 3 s
+			got := -1.0
+			for s := 0.5; s < 20; s += 0.5 {
+				if _, why := p.returned(at(s), 3+0.1*s, 0.04, 1.5, tc.peers, offAfter); why != "" {
+					if !strings.Contains(why, "did not come back") {
+						t.Fatalf("reason %q: want why", why)
+					}
+					got = s
+					break
+				}
+			}
+			if got != tc.again {
+				t.Fatalf("competing again %.1f s after the reversal (-1 = not in 20 s), want %.1f", got, tc.again)
+			}
+		})
+	}
+}
+
 func TestPayoffKeepsACompetitionThatPays(t *testing.T) {
 	at := func(s float64) time.Time { return t0.Add(secs(s)) }
 	cases := []struct {
@@ -197,7 +239,7 @@ func reverse(at func(s float64, q time.Duration, rate float64) Decision, offAt f
 }
 
 func TestCoopCooperatesAgainWhenCompetingDoesNotPay(t *testing.T) {
-	at, offAt, _ := coopThroughAVerdict(t)
+	at, offAt, peerHi := coopThroughAVerdict(t)
 	// Competing, the group's delivery falls to a third and its RTT grows
 	// (rate adaptation collapsing under the released CUBIC).
 	back, backAt := reverse(at, offAt)
@@ -215,13 +257,14 @@ func TestCoopCooperatesAgainWhenCompetingDoesNotPay(t *testing.T) {
 	if hi < 80 || hi > 100 {
 		t.Fatalf("hi %d segments on the return, want the target's window at the hold (92), not the queue's", hi)
 	}
-	// No verdict during the hold-off, whatever the queue does while the
-	// peer still competes (a group that is not back cannot drain its
-	// queue: TestCoopCompetesAgainWhenTheReturnDoesNotPay), and while the
-	// queue drains the estimate holds (the law alone halves it every
-	// evaluation this far above the target).
+	// No verdict during the hold-off while the group is back under bounds
+	// and its queue drains (a group whose peer competes on is judged by
+	// TestCoopCompetesAgainWhenTheReturnDoesNotPay), and while the queue
+	// drains the estimate holds (the law alone halves it every evaluation
+	// this far above the target).
+	*peerHi = 60
 	for s := backAt + 0.5; s < backAt+29.5; s += 0.5 {
-		d := at(s, 3*time.Second, 220e3)
+		d := at(s, time.Second+secs(2/(1+s-backAt)), 220e3)
 		if d.Mode == ModeCompeting || d.PerDst[dstA].Hi == 0 {
 			t.Fatalf("t=%.1f: competing again within the hold-off: %q", s, d.Reason)
 		}
@@ -289,20 +332,23 @@ func TestCoopKeepsCompetingThatPays(t *testing.T) {
 // fifth is enough) and the return stands; one that does not fall (hosts without coopcc whose queue
 // grows under rate adaptation whatever coop does) sends the terminal back
 // to competing for the rest of the off period, and that is not reversed
-// again; while the peer still competes nothing is judged.
+// again. A return its peer does not join (the peer competes on) is judged
+// twice that wait after the reversal, whatever the queue: the peer keeps
+// it.
 func TestCoopCompetesAgainWhenTheReturnDoesNotPay(t *testing.T) {
 	cases := []struct {
 		name     string
 		peerHi   uint32                        // the peer's bound after the return (0 = competing)
 		queue    func(s float64) time.Duration // the group's queue s seconds after the return
 		competes bool
+		waits    float64 // judged this many waits (two round trips at the reversal's RTT) after the return
 	}{
-		{"the hosts' queue goes on growing", 60, func(s float64) time.Duration { return secs(3.2 + 0.2*s) }, true},
-		{"the group's own queue drains", 60, func(s float64) time.Duration { return secs(max(0.1, 3.2-2*s)) }, false},
+		{"the hosts' queue goes on growing", 60, func(s float64) time.Duration { return secs(3.2 + 0.2*s) }, true, 1},
+		{"the group's own queue drains", 60, func(s float64) time.Duration { return secs(max(0.1, 3.2-2*s)) }, false, 1},
 		// Under ARF a group's own queue may fall by less than half in two
 		// round trips (lab, an all-coop group of 6: 814 → 490 ms).
-		{"the group's own queue falls by 40 %", 60, func(s float64) time.Duration { return secs(max(1.9, 3.2-s)) }, false},
-		{"the peer still competes", 0, func(s float64) time.Duration { return secs(3.2 + 0.2*s) }, false},
+		{"the group's own queue falls by 40 %", 60, func(s float64) time.Duration { return secs(max(1.9, 3.2-s)) }, false, 1},
+		{"the peer still competes", 0, func(s float64) time.Duration { return secs(max(0.1, 3.2-2*s)) }, true, 2},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -329,21 +375,23 @@ func TestCoopCompetesAgainWhenTheReturnDoesNotPay(t *testing.T) {
 				}
 				return
 			}
-			if againAt < backAt+settle || againAt > backAt+settle+1 {
-				t.Fatalf("competing again %.1f s after the return, want two round trips at the reversal's RTT (%.1f s)", againAt-backAt, settle)
+			if want := tc.waits * settle; againAt < backAt+want || againAt > backAt+want+1 {
+				t.Fatalf("competing again %.1f s after the return, want %.0f × two round trips at the reversal's RTT (%.1f s)", againAt-backAt, tc.waits, want)
 			}
 			if !strings.Contains(again.Reason, "did not pay either") || again.PerDst[dstA].Hi != 0 {
 				t.Fatalf("competing again: %q, bounds %+v: want no upper bound and why", again.Reason, again.PerDst[dstA])
 			}
 			// The rest of the off period, extended by the return's time:
-			// the verdict's 30 s in all.
+			// the verdict's 30 s in all, at an RTT under OffFor/OffRounds
+			// (stretch: TestCoopOffPeriodLastsTenRoundTrips).
 			end := offAt + 30 + (againAt - backAt)
+			q := func(s float64) time.Duration { return min(tc.queue(s-backAt), time.Second) }
 			for s := againAt + 0.5; s < end-0.5; s += 0.5 {
-				if d := at(s, tc.queue(s-backAt), 100e3); d.Mode != ModeCompeting {
+				if d := at(s, q(s), 100e3); d.Mode != ModeCompeting {
 					t.Fatalf("t=%.1f: the resumed off period (until %.1f) ended: %q", s, end, d.Reason)
 				}
 			}
-			if d := at(end+0.5, tc.queue(end+0.5-backAt), 100e3); d.Mode == ModeCompeting {
+			if d := at(end+0.5, q(end+0.5), 100e3); d.Mode == ModeCompeting {
 				t.Fatalf("still competing after the resumed off period: %q", d.Reason)
 			}
 		})

@@ -569,3 +569,43 @@ func TestCoopPausesForAPeersProbeWithoutABaselineOfItsOwn(t *testing.T) {
 		t.Error("peers without bounds grew their windows and the queue, and the test paused for them")
 	}
 }
+
+// TestCoopWindowsSizedForTheHostsQueueAreNoProbe: beside hosts whose queue
+// grows far above the target (ten times and more), the group's windows,
+// sized for the queue as it is, rise with it; no terminal probes at such a
+// queue, so that is no probe to pause the elasticity test for (groupProbing),
+// and the verdict comes (lab, papers/004's coexistence-2012, 2026-11-28: paused
+// in every epoch, one terminal's first verdict 73 s into the run).
+func TestCoopWindowsSizedForTheHostsQueueAreNoProbe(t *testing.T) {
+	c := newCoopT(t, Params{})
+	base := 256 * time.Millisecond
+	const rate = 150e3
+	now := t0.Add(3 * time.Second) // an epoch boundary falls 2 s in
+	verdictAt := -1.0
+	cwnd := uint32(100)
+	for s := 0.0; s < 30; s += 0.5 {
+		q := secs(0.4 + 0.2*s) // the hosts' queue, growing
+		// The peer's windows are sized for the queue as it is once its
+		// cut is in force (windowQueue): they jump with it (lab: hi 92 →
+		// 182 in a tick), here at an epoch's start.
+		peer := uint32(50)
+		if s >= 2.5 {
+			peer = uint32(rate * (base + q).Seconds() / 1448)
+		}
+		v := View{Now: now, Flows: []FlowView{{Dst: dstA, MSS: 1448, Cwnd: cwnd, SRTT: base + q, MinRTT: base, DeliveryRate: rate}},
+			Peers: []PeerView{{ActiveFlows: 1, SRTT: base + q, MinRTT: base, DeliveryRate: rate, Cwnd: peer, Hi: peer}}}
+		d := c.Decide(v)
+		if strings.Contains(d.Reason, "elasticity test paused: the windows under bounds rose") {
+			t.Fatalf("t=%.1f: paused for a probe at a queue of %v: %s", s, q, d.Reason)
+		}
+		if d.Mode == ModeCompeting {
+			verdictAt = s
+			break
+		}
+		cwnd = d.PerDst[dstA].Hi // the windows at their bounds, own and the peer's alike
+		now = now.Add(500 * time.Millisecond)
+	}
+	if verdictAt < 0 || verdictAt > 10 {
+		t.Fatalf("verdict at %.1f s (-1 = none in 30 s) on a queue that grew from 0.4 s while the group cut, want it within 10 s", verdictAt)
+	}
+}
