@@ -769,9 +769,18 @@ func (s *compete) deferVerdict(now time.Time, wait time.Duration, rbar, d float6
 // ms of the 170 ms d₀) "explained" a queue of 139–146 ms, an RTT at 92–94 %,
 // and put the verdict off by a second. Beside hosts the windows come down
 // with the estimate and the queue does not.
-// Unknown windows (a peer that reports none) explain nothing.
+// Unknown windows (a peer that reports none) explain nothing, and windows
+// above w₀ no more than w₀ did: they rose because, once the cut is in
+// force, they are sized for the queue as it is (coop.windowQueue) — the
+// queue drove them, not they the queue (a group alone whose windows carry
+// its held rate at the queue as it is drains it). Beside 3 CUBIC hosts
+// under ARF (lab, papers/004's coexistence-2012, 2026-11-28) the windows
+// of a coop terminal rose to 141–216 % of w₀ with a queue that grew from
+// 2.7 to 7.5 s, "explained" it at every restart of the test, and the
+// terminal never got its verdict in 60 s.
 func (s *compete) windowsExplain(rbar, d float64) bool {
-	return s.w0 > 0 && s.w > 0 && (InelasticQueue*d+rbar)*s.w0 <= (rbar+s.d0)*s.w
+	w := min(s.w, s.w0)
+	return s.w0 > 0 && w > 0 && (InelasticQueue*d+rbar)*s.w0 <= (rbar+s.d0)*w
 }
 
 // inelastic gives judge's verdict on a queue that did not follow the cut

@@ -1305,6 +1305,17 @@ func TestCompeteWindowsExplainTheQueueNotTheBaseRTT(t *testing.T) {
 	if s.seeWindows(114); !s.windowsExplain(0.0047, 0.059) {
 		t.Error("4 ms path: windows at 90 % did not explain a queue at 81 % of d₀")
 	}
+	// Windows that rose with a growing queue (sized for it) explain no
+	// more than w₀ did: a queue a quarter above d₀, not more.
+	s = compete{d0: 2.66, w0: 35}
+	for _, tc := range []struct {
+		w, d     float64
+		explains bool
+	}{{49, 3.2, true}, {49, 3.35, false}, {75, 7.5, false}, {35, 3.35, false}} {
+		if s.seeWindows(tc.w); s.windowsExplain(0.256, tc.d) != tc.explains {
+			t.Errorf("windows %.0f against w₀ 35, queue %.2f s against d₀ 2.66 s: explain %v, want %v", tc.w, tc.d, !tc.explains, tc.explains)
+		}
+	}
 }
 
 // TestCoopPausesWhileItsPeersAreUnderTheirTargets: the elasticity test
