@@ -1423,3 +1423,50 @@ func TestCompeteSaysWhyNoVerdictYet(t *testing.T) {
 		t.Errorf("no episode: %q, want no note", none)
 	}
 }
+
+// TestCompeteFollowStaysDown: a queue follows the cut only if it stayed
+// under InelasticQueue × d₀ for a round trip (queueTrace). One low sample
+// of a queue that swings (hosts under ARF: 1.15 s, 377 ms, 948 ms) is no
+// follow, and the verdict comes at the next high one; a queue that drains
+// follows, a round trip later at most.
+func TestCompeteFollowStaysDown(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	const n, rbar, dStar, c0 = 2, 0.256, 0.038, 300e3
+	floorWin := float64(cp.HiFloor) * 1448 * n
+	run := func(queue func(i int) float64) (verdict, followed int) {
+		var s compete
+		verdict, followed = -1, -1
+		for i := 0; i <= 24 && verdict < 0; i++ {
+			c, w, q := c0, 200.0, queue(i)
+			if i >= 1 {
+				c, w = InelasticCut*c0, 140
+			}
+			now := t0.Add(time.Duration(i) * 500 * time.Millisecond)
+			s.trace.note(now, q)
+			s.seeWindows(w)
+			if why := s.observe(now, cp, n, q, dStar, rbar, c, floorWin, rbar+q, c); why != "" {
+				verdict = i
+			}
+			if followed < 0 && strings.HasPrefix(s.state, "queue") && strings.Contains(s.state, "followed the cut from") {
+				followed = i
+			}
+		}
+		return verdict, followed
+	}
+	// The hosts' queue: 1 s at the cut, then swinging around 1.2 s with
+	// one dip to 0.6 s after the cut has settled (2.5 s).
+	swing := func(i int) float64 {
+		if i == 7 {
+			return 0.6
+		}
+		return []float64{1.0, 1.1, 1.2}[min(i, 2)]
+	}
+	if v, f := run(swing); f >= 0 || v != 8 {
+		t.Errorf("a queue that dipped for one evaluation: followed at tick %d, verdict at tick %d; want no follow and the verdict at the next tick (8)", f, v)
+	}
+	// The group's own queue, draining from 1 s after the cut.
+	drain := func(i int) float64 { return max(0.1, 1.0-0.08*float64(i)) }
+	if v, f := run(drain); v >= 0 || f < 0 {
+		t.Errorf("a queue that drained: verdict at tick %d, followed at tick %d; want it followed and no verdict", v, f)
+	}
+}
