@@ -485,7 +485,6 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 	cp := c.p.Coop
 	fresh := now.Add(-max(PeerFresh, 2*c.p.EvalInterval))
 	heard := g.boundedPeersSince(fresh)
-	c.comp.trace.note(now, g.d)
 	c.comp.stretch(now, g.rbar+g.d, cp.OffFor)
 	back, ended := c.comp.rejoin(now, g.boundedPeers(), heard, len(g.terms)-1, c.pay.settle(cp.OffAfter))
 	rev, paused := "", ""
@@ -513,8 +512,7 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 		}
 	}
 	peers := peersBack{heard: heard, bounded: g.boundedPeers(), peers: len(g.terms) - 1}
-	dPeak := c.comp.trace.peak(now, seconds(g.rbar+g.d))
-	if until, why := c.pay.returned(now, g.d, dPeak, dStar, g.rbar+g.d, peers, cp.OffAfter); why != "" {
+	if until, why := c.pay.returned(now, g.d, dStar, g.rbar+g.d, peers, cp.OffAfter); why != "" {
 		c.comp.resumeOff(now, until)
 		c.capacity = 0
 		return c.competing(gs, g.terms[0], why, max(c.peakRate, c.comp.startShare())), true

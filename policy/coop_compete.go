@@ -84,9 +84,6 @@ type compete struct {
 	// windows in an episode (provedOurs).
 	ours    bool
 	atSince time.Time
-	// trace is the group's queue at its recent evaluations (coop.switchOff
-	// notes it): a queue follows a cut only if it stayed down (judge).
-	trace queueTrace
 }
 
 // Elasticity thresholds of the competitive-mode test.
@@ -700,16 +697,6 @@ func (s *compete) judge(now time.Time, cp CoopParams, n int, d, dStar, rbar, cap
 		return ""
 	}
 	if !grew && d < InelasticQueue*s.d0 {
-		// A queue that follows the cut stays down: within a round trip (at
-		// the queue as it is) every sample is under the threshold. One low
-		// sample of a swinging queue is no follow — beside hosts under ARF
-		// (lab, papers/004's coexistence-2012, 2026-11-28) such dips read
-		// as follows made coop terminals' queues "theirs", the queue probe
-		// ran beside the hosts, and one terminal had its verdict at 73 s.
-		if peak := s.trace.peak(now, seconds(rbar+d)); peak >= InelasticQueue*s.d0 {
-			s.state = fmt.Sprintf("queue %v under %v, but %v within the last round trip: one more look", roundDelay(d), roundDelay(InelasticQueue*s.d0), roundDelay(peak))
-			return ""
-		}
 		s.state = fmt.Sprintf("queue %v followed the cut from %v", roundDelay(d), roundDelay(s.d0))
 		s.followed(now, d, capacity) // it followed the cut: ours so far; the test goes on from here
 		return ""

@@ -166,10 +166,9 @@ func (p *payoff) back(now time.Time, d, rtt float64, until time.Time) {
 }
 
 // returned judges the return a reversal made (back) at an evaluation: d and
-// dStar are the group's queue and its target (s), dPeak the largest queue
-// within the last round trip (queueTrace: a return stands only on a queue
-// that stayed down), peers how many of the group are back under bounds
-// (then its windows can drain a queue of its own). A reversal is a judgment too, and it can be wrong the other way:
+// dStar are the group's queue and its target (s), together whether most of
+// the group is under bounds (then its windows can drain a queue of its
+// own). A reversal is a judgment too, and it can be wrong the other way:
 // beside hosts without coopcc under rate adaptation the hosts' queue grows
 // and every station's delivery falls whether coop competes or not, so
 // competing "did not pay" — and cooperating again left the terminals at a
@@ -216,7 +215,7 @@ func (p *payoff) back(now time.Time, d, rtt float64, until time.Time) {
 // (which rule ended it that run's logs do not say; the reason now does,
 // compete.rejoin); squeezed to 10–30 segments, they carried 0.27 Mbit/s
 // each against the hosts' 1.27 for the rest of the run.
-func (p *payoff) returned(now time.Time, d, dPeak, dStar, rtt float64, peers peersBack, offAfter time.Duration) (time.Time, string) {
+func (p *payoff) returned(now time.Time, d, dStar, rtt float64, peers peersBack, offAfter time.Duration) (time.Time, string) {
 	if p.backAt.IsZero() {
 		return time.Time{}, ""
 	}
@@ -239,9 +238,6 @@ func (p *payoff) returned(now time.Time, d, dPeak, dStar, rtt float64, peers pee
 		return time.Time{}, ""
 	}
 	if d <= InelasticQueue*p.backD {
-		if dPeak > InelasticQueue*p.backD {
-			return time.Time{}, "" // one low sample of a queue that swings: look again
-		}
 		p.backAt = time.Time{} // it followed the group back: the return stands
 		return time.Time{}, ""
 	}
