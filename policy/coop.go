@@ -458,11 +458,16 @@ func (c *coop) observeProbe(now time.Time, g group, mss, sized float64, update b
 	if !cp.DisableSwitchOff && !c.comp.provedOurs() {
 		span = cp.OffRatio * sized // no wider than a queue the elasticity test leaves alone
 	}
-	eligible := c.capacity > 0 && !ramping && (g.d <= span || c.comp.owns(g.d))
+	eligible := c.capacity > 0 && !ramping && c.queueLetsProbe(g.d, span)
 	bites := func(s float64) bool { return c.probeMoves(g, mss, s) }
 	deep := g.d >= c.targetQueue(g, mss, c.capacity, c.probe.probeValue(cp, 1))
 	return c.probe.observe(cp, now, c.p.EvalInterval, len(g.terms), g.measured, eligible, deep, bites)
 }
+
+// queueLetsProbe reports whether a queue d (s) lets the group probe: it is
+// within span (observeProbe's) or the elasticity test found it the group's
+// own (compete.owns).
+func (c *coop) queueLetsProbe(d, span float64) bool { return d <= span || c.comp.owns(d) }
 
 // probeMoves reports whether s segments per contender would move the
 // target d* by a quarter or more from where the learned value puts it: a
@@ -484,9 +489,9 @@ func (c *coop) probeMoves(g group, mss, s float64) bool {
 func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float64) (Decision, bool) {
 	cp := c.p.Coop
 	fresh := now.Add(-max(PeerFresh, 2*c.p.EvalInterval))
-	heard := g.boundedPeersSince(fresh)
+	heard, bounded := g.boundedPeersSince(fresh), g.boundedPeers()
 	c.comp.stretch(now, g.rbar+g.d, cp.OffFor)
-	back, ended := c.comp.rejoin(now, g.boundedPeers(), heard, len(g.terms)-1, c.pay.settle(cp.OffAfter))
+	back, ended := c.comp.rejoin(now, bounded, heard, len(g.terms)-1, c.pay.settle(cp.OffAfter))
 	rev, paused := "", ""
 	goOn := func() (Decision, bool) { // cooperate, saying why competing ended now (if it did) and why the test paused
 		return Decision{Reason: joinReasons(rev, ended, paused), Reversed: rev != ""}, false
@@ -511,7 +516,7 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 			c.capacity = c.pay.hold(now, g.d, dStar, g.n())
 		}
 	}
-	peers := peersBack{heard: heard, bounded: g.boundedPeers(), peers: len(g.terms) - 1}
+	peers := peersBack{heard: heard, bounded: bounded, peers: len(g.terms) - 1}
 	if until, why := c.pay.returned(now, g.d, dStar, g.rbar+g.d, peers, cp.OffAfter); why != "" {
 		c.comp.resumeOff(now, until)
 		c.capacity = 0
@@ -639,7 +644,7 @@ func (c *coop) groupProbing(now time.Time, g group, mss, dStar float64) (probing
 	}
 	if e != c.probeEpoch || c.probeWindow <= 0 {
 		c.probeEpoch, c.probeWindow = e, g.boundWindow
-		c.probeOpen = g.d <= probeQueueSpan*cp.OffRatio*dStar || c.comp.owns(g.d)
+		c.probeOpen = c.queueLetsProbe(g.d, probeQueueSpan*cp.OffRatio*dStar)
 	}
 	return c.probe.atWorkingPoint(), c.probeOpen && g.boundWindow > 0 && g.boundWindow > (1/InelasticQueue)*c.probeWindow
 }
