@@ -265,7 +265,7 @@ func (c *coop) Decide(v View) Decision {
 	self.use = windowUse(v.Flows, c.last)
 	self.cwnd = bulkWindow(v.Flows)
 	self.link = finiteOr0(v.LinkRate)
-	c.peakRate = max(c.peakRate*peakDecay, self.rate)
+	c.peakRate = max(c.peakRate*peakDecay, self.carried(float64(c.p.MSS)))
 	g, ok := formGroup(self, peerTerminals(v.Peers))
 	if !ok {
 		c.capacity = 0
@@ -836,9 +836,18 @@ const competeDecay = 0.97
 // three times what the windows carry (lab: 2.36 MB/s in an evaluation of a
 // terminal whose windows carried 0.8). From the evaluation that enters
 // competitive mode (seed > 0, B/s) the floor also puts every bulk flow back
-// at its part of seed at today's RTT: the rate the terminal carried before
-// the group cut it (its recent peak, or the group's delivery per terminal
-// when the episode began), decaying like the running maximum (noteBack).
+// at its part of seed at the RTT of that evaluation (or today's, when lower:
+// compete.backRTT): the rate the terminal carried before the group cut it
+// (its recent peak, or the group's delivery per terminal when the episode
+// began), decaying like the running maximum (noteBack). Not at today's RTT
+// when higher: that RTT holds the queue the floor itself builds in this
+// station, so a floor sized by it feeds on itself — beside 3 CUBIC hosts
+// under ARF (lab, papers/004's coexistence-2012, 2026-11-28) floors grew
+// 51 → 109 → 221 → 453 → 911 → 1567 → 2361 segments in 4 s, 2–5 × the hosts'
+// windows, overflowed the station's own 1000-frame queue (282–621 frames
+// dropped there, none at the hosts') and left the flows stalled in
+// recovery at a third of the hosts' rate, until the payoff test reversed
+// the off period.
 //
 // On 802.11 a station that has a frame ready whenever it wins the medium
 // gets its DCF share of the transmissions whatever the others queue in
@@ -853,11 +862,8 @@ const competeDecay = 0.97
 // --quick, N = 4) a managed terminal took 12 s to grow from 100 to 300
 // segments, at a third of the hosts' rate.
 func (c *coop) competing(gs []dstGroup, self terminal, why string, seed float64) Decision {
-	r := self.rate
-	if rtt := (self.base + self.queue).Seconds(); self.cwnd > 0 && rtt > 0 {
-		r = min(r, self.cwnd*float64(c.p.MSS)/rtt)
-	}
-	rate := c.comp.noteRate(r)
+	rate := c.comp.noteRate(self.carried(float64(c.p.MSS)))
+	entering := seed > 0
 	seed = c.comp.noteBack(seed)
 	flows := 0 // the rate is the bulk flows' (an idle control connection carries none of it)
 	for _, g := range gs {
@@ -876,9 +882,10 @@ func (c *coop) competing(gs []dstGroup, self terminal, why string, seed float64)
 		mss := float64(max(g.MSS, 1))
 		lo := toSegments(CompeteGain * rate / float64(flows) * base.Seconds() / mss)
 		note := fmt.Sprintf("%s: lo %d (%d × %.0f B/s over %d flows at base %v", dstName(g.Dst), lo, CompeteGain, rate, flows, base)
-		if back := toSegments(seed / float64(flows) * g.SRTT.Seconds() / mss); back > lo {
+		rtt := c.comp.backRTT(g.Dst, g.SRTT.Seconds(), entering)
+		if back := toSegments(seed / float64(flows) * rtt / mss); back > lo {
 			lo = back
-			note = fmt.Sprintf("%s: lo %d (%.0f B/s, the rate before the cut, over %d flows at RTT %v", dstName(g.Dst), lo, seed, flows, g.SRTT)
+			note = fmt.Sprintf("%s: lo %d (%.0f B/s, the rate before the cut, over %d flows at RTT %v", dstName(g.Dst), lo, seed, flows, roundDelay(rtt))
 		}
 		per[g.Dst] = Bounds{Lo: lo}
 		parts = append(parts, note+")")

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"net/netip"
 	"time"
 )
 
@@ -57,8 +58,10 @@ type compete struct {
 	offFrom, offUntil, offBase time.Time
 	// rate is the running maximum of this terminal's delivery rate in
 	// the off period (B/s; noteRate); back the rate it carried before the
-	// group cut it (B/s; noteBack), decaying alike.
+	// group cut it (B/s; noteBack), decaying alike, and backAt the SRTT
+	// (s) per destination of the evaluation that gave it (backRTT).
 	rate, back float64
+	backAt     map[netip.Addr]float64
 	offFor     time.Duration // current off period (0 = OffFor)
 	retriedAt  time.Time     // when the last off period ended
 	bounded    int           // peers with an upper bound in force at the last evaluation
@@ -128,7 +131,25 @@ func (s *compete) noteRate(r float64) float64 {
 // to, and its flow stalled on a timeout for 4 s.
 func (s *compete) noteBack(seed float64) float64 {
 	s.back = max(s.back*competeDecay, seed)
+	if seed > 0 {
+		clear(s.backAt) // a new entry: its RTTs replace the last one's (backRTT)
+	}
 	return s.back
+}
+
+// backRTT returns the RTT (s) at which the floor restores the rate before
+// the cut to destination dst: its SRTT at the evaluation that entered
+// competitive mode (entering: srtt is that SRTT, recorded), or srtt when
+// lower — a queue that drained needs a smaller window for the same rate. A
+// destination not seen at the entry gets 0 (no such floor).
+func (s *compete) backRTT(dst netip.Addr, srtt float64, entering bool) float64 {
+	if entering {
+		if s.backAt == nil {
+			s.backAt = map[netip.Addr]float64{}
+		}
+		s.backAt[dst] = srtt
+	}
+	return min(srtt, s.backAt[dst])
 }
 
 // rejoin records how many peers have an upper bound in force at this

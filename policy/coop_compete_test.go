@@ -409,6 +409,51 @@ func TestCoopFloorRestoresTheRateBeforeTheCutThroughTheCap(t *testing.T) {
 	}
 }
 
+// The rate before the cut is restored at the RTT of the evaluation that
+// entered competitive mode, not at each evaluation's: that RTT holds the
+// queue the floor itself builds in the station, and a floor sized by it fed
+// on itself. The lab's case (papers/004's coexistence-2012, 2026-11-28): a
+// seed three times the station's share (the peak of an ACK burst), floors of
+// 51 → 109 → 221 → 453 → 911 → 1567 → 2361 segments in 4 s that overflowed
+// the station's own queue. The model: a station served at share B/s behind
+// the hosts' ACKs at the AP, whose window beyond share × (base + ackq) waits
+// in its own queue. The floor must stay at the seed's window at the entry's
+// RTT, and follow the RTT down when the hosts' queue drains.
+func TestCoopFloorDoesNotFeedOnItsOwnQueue(t *testing.T) {
+	const base, ackq, mss, share, seed = 0.256, 0.5, 1448.0, 100e3, 300e3
+	c := newCoopT(t, Params{})
+	cwnd := 30.0
+	eval := func(rtt float64, s float64) uint32 {
+		gs := []dstGroup{{Dst: dstA, Flows: 1, Bulk: 1, SRTT: secs(rtt), MinRTT: 256 * time.Millisecond, MSS: 1448}}
+		delivered := min(cwnd*mss/rtt, share)
+		self := terminal{rate: delivered, cwnd: cwnd, base: 256 * time.Millisecond, queue: secs(rtt - base)}
+		v := View{Flows: []FlowView{{Dst: dstA, Cwnd: uint32(cwnd), MSS: mss, SRTT: secs(rtt), MinRTT: 256 * time.Millisecond, DeliveryRate: delivered}}}
+		return ClampDecision(c.competing(gs, self, "why", s), v, MinHi).PerDst[dstA].Lo
+	}
+	entry := seed * (base + ackq) / mss
+	for i := 0; i < 10; i++ {
+		rtt := base + ackq + max(0, cwnd*mss-share*(base+ackq))/share
+		s := 0.0
+		if i == 0 {
+			s = seed
+		}
+		lo := eval(rtt, s)
+		if float64(lo) > entry+1 {
+			t.Fatalf("evaluation %d: floor %d segments at an RTT of %.2f s, want at most %.0f (the seed at the entry's RTT of %.3f s)", i, lo, rtt, entry, base+ackq)
+		}
+		cwnd = max(cwnd, float64(lo)) // the datapath raises cwnd to lo
+	}
+	if cwnd < 0.85*entry {
+		t.Errorf("window %.0f segments after 5 s, want the seed at the entry's RTT: %.0f (0.85–1 ×)", cwnd, entry)
+	}
+	// The queue drains (the hosts left, this station's own queue with
+	// them): the same rate needs a smaller window.
+	const drained = 0.3
+	if lo, want := eval(drained, 0), seed*drained/mss; float64(lo) > want+1 {
+		t.Errorf("floor %d segments at an RTT of %.1f s, want at most %.0f (the seed at today's RTT when lower)", lo, drained, want)
+	}
+}
+
 // In competitive mode the floor ramps a window-limited terminal up to its
 // share of the medium and stops there. The model: a station that gets
 // share B/s of the medium whenever it has a frame ready, behind base RTT
