@@ -843,11 +843,13 @@ const competeDecay = 0.97
 // when higher: that RTT holds the queue the floor itself builds in this
 // station, so a floor sized by it feeds on itself — beside 3 CUBIC hosts
 // under ARF (lab, papers/004's coexistence-2012, 2026-11-28) floors grew
-// 51 → 109 → 221 → 453 → 911 → 1567 → 2361 segments in 4 s, 2–5 × the hosts'
-// windows, overflowed the station's own 1000-frame queue (282–621 frames
-// dropped there, none at the hosts') and left the flows stalled in
-// recovery at a third of the hosts' rate, until the payoff test reversed
-// the off period.
+// 51 → 109 → 221 → 453 → 911 → 1567 → 2361 segments in 4 s; over 10 runs
+// the windows rose to 2–8 × the hosts' in 11 of 30 off periods, the
+// managed stations dropped 312 frames each at their own 1000-frame queues
+// (the hosts 16), and the flows stalled in recovery at a third of the
+// hosts' rate until the payoff test reversed the off period. In an all-coop
+// group's false verdict under ARF (N = 10, 4 ms) the queue the floors built
+// kept the return from standing for the rest of the run (2 of 6 runs).
 //
 // On 802.11 a station that has a frame ready whenever it wins the medium
 // gets its DCF share of the transmissions whatever the others queue in
