@@ -265,7 +265,7 @@ func (c *coop) Decide(v View) Decision {
 	self.use = windowUse(v.Flows, c.last)
 	self.cwnd = bulkWindow(v.Flows)
 	self.link = finiteOr0(v.LinkRate)
-	c.peakRate = max(c.peakRate*peakDecay, self.carried(float64(c.p.MSS)))
+	c.peakRate = max(c.peakRate*peakDecay, self.windowCappedRate(float64(c.p.MSS)))
 	g, ok := formGroup(self, peerTerminals(v.Peers))
 	if !ok {
 		c.capacity = 0
@@ -832,9 +832,8 @@ const competeDecay = 0.97
 // CompeteGain × rate at the destination's base RTT. rate is the running
 // maximum (decaying by competeDecay per evaluation) of this terminal's
 // delivery rate, each one taken at most at what its windows carry at its
-// RTT: the AP hands ACKs back in bursts, and an evaluation's delivery can be
-// three times what the windows carry (lab: 2.36 MB/s in an evaluation of a
-// terminal whose windows carried 0.8). From the evaluation that enters
+// RTT (terminal.windowCappedRate: ACK bursts are no rate). From the
+// evaluation that enters
 // competitive mode (seed > 0, B/s) the floor also puts every bulk flow back
 // at its part of seed at the RTT of that evaluation (or today's, when lower:
 // compete.backRTT): the rate the terminal carried before the group cut it
@@ -864,7 +863,7 @@ const competeDecay = 0.97
 // --quick, N = 4) a managed terminal took 12 s to grow from 100 to 300
 // segments, at a third of the hosts' rate.
 func (c *coop) competing(gs []dstGroup, self terminal, why string, seed float64) Decision {
-	rate := c.comp.noteRate(self.carried(float64(c.p.MSS)))
+	rate := c.comp.noteRate(self.windowCappedRate(float64(c.p.MSS)))
 	entering := seed > 0
 	seed = c.comp.noteBack(seed)
 	flows := 0 // the rate is the bulk flows' (an idle control connection carries none of it)

@@ -40,12 +40,13 @@ type terminal struct {
 	sent time.Time
 }
 
-// carried is the terminal's delivery rate (B/s), at most what its windows
-// carry at its RTT (cwnd·MSS/(base + queue), where both are known): the AP
-// hands ACKs back in bursts, and one evaluation's delivery can be three times
-// what the windows carry (lab: 2.36 MB/s in an evaluation of a terminal whose
-// windows carried 0.8).
-func (t terminal) carried(mss float64) float64 {
+// windowCappedRate is the terminal's delivery rate (B/s), at most what its
+// windows carry at its RTT (cwnd·MSS/(base + queue), where both are known):
+// the AP hands ACKs back in bursts, and one evaluation's delivery can be
+// three times what the windows carry (lab: 2.36 MB/s in an evaluation of a
+// terminal whose windows carried 0.8). Not group.carried, which reads the
+// windows the other way (a slow start's delivery lagging them).
+func (t terminal) windowCappedRate(mss float64) float64 {
 	if rtt := (t.base + t.queue).Seconds(); t.cwnd > 0 && rtt > 0 {
 		return min(t.rate, t.cwnd*mss/rtt)
 	}
