@@ -100,6 +100,10 @@ type Flow struct {
 
 	BytesSent, BytesAcked, BytesReceived uint64 // bytes
 	Delivered                            uint64 // segments delivered (tcpi_delivered)
+	// SegsIn and DataSegsIn count the segments received, all of them and
+	// those carrying data (tcpi_segs_in, tcpi_data_segs_in): on an upload
+	// their difference is the ACKs that reached this host.
+	SegsIn, DataSegsIn uint32
 
 	DeliveryRate, PacingRate uint64 // bytes/s
 	AppLimited               bool   // the last delivery-rate sample was application-limited

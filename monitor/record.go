@@ -62,6 +62,8 @@ var columns = []column{
 	{"snd_wnd_bytes", false, func(b []byte, f *Flow) []byte { return appendU(b, uint64(f.SndWnd)) }},
 	{"cookie", false, func(b []byte, f *Flow) []byte { return appendU(b, f.Cookie) }},
 	{"iface", true, func(b []byte, f *Flow) []byte { return append(b, f.Iface...) }},
+	{"segs_in", false, func(b []byte, f *Flow) []byte { return appendU(b, uint64(f.SegsIn)) }},
+	{"data_segs_in", false, func(b []byte, f *Flow) []byte { return appendU(b, uint64(f.DataSegsIn)) }},
 }
 
 // CSVHeader is the header line (without newline) of a recorded CSV: t_s is

@@ -29,8 +29,10 @@ const (
 	tiPacingRate    = 104
 	tiBytesAcked    = 120
 	tiBytesReceived = 128
+	tiSegsIn        = 140
 	tiNotsentBytes  = 144
 	tiMinRtt        = 148
+	tiDataSegsIn    = 152
 	tiDeliveryRate  = 160
 	tiBusyTime      = 168
 	tiRwndLimited   = 176
@@ -91,6 +93,8 @@ func parseTCPInfo(b []byte, f *Flow) {
 	f.RwndLimited = us64At(b, tiRwndLimited)
 	f.SndbufLimited = us64At(b, tiSndbufLimited)
 	f.Delivered = uint64(u32at(b, tiDelivered))
+	f.SegsIn = u32at(b, tiSegsIn)
+	f.DataSegsIn = u32at(b, tiDataSegsIn)
 	f.BytesSent = u64at(b, tiBytesSent)
 	f.RcvMSS = u32at(b, tiRcvMSS)
 	f.RcvSsthresh = u32at(b, tiRcvSsthresh)

@@ -29,6 +29,7 @@ func TestParseCapturedTCPInfo(t *testing.T) {
 		MSS: 55808, SRTT: 78 * time.Microsecond, RTTVar: 91 * time.Microsecond,
 		Ssthresh: 2147483647, Cwnd: 18, PacingRate: 26581823662, BytesAcked: 300001,
 		MinRTT: 6 * time.Microsecond, DeliveryRate: 9301333333, Delivered: 10, BytesSent: 300000,
+		SegsIn: 6, // the handshake's ACK and five more: no data came back
 		// receive side: rcv_mss 536 before any data came in, loopback's 65495-byte initial space
 		RcvMSS: 536, RcvSsthresh: 65495, RcvSpace: 65495, RcvWnd: 65536, SndWnd: 111616,
 	}
@@ -46,7 +47,7 @@ func TestParseTCPInfoOffsets(t *testing.T) {
 		Rtt: 21000, Rttvar: 22000, Snd_ssthresh: 31, Snd_cwnd: 32, Total_retrans: 41,
 		Pacing_rate: 51, Bytes_acked: 52, Bytes_received: 53, Notsent_bytes: 61, Min_rtt: 20000,
 		Delivery_rate: 71, Busy_time: 81, Rwnd_limited: 82, Sndbuf_limited: 83, Delivered: 91,
-		Bytes_sent: 92,
+		Bytes_sent: 92, Segs_in: 62, Data_segs_in: 63,
 	}
 	// The in-memory layout (with alignment padding) is the kernel's.
 	b := bytes.Clone(unsafe.Slice((*byte)(unsafe.Pointer(&ti)), unsafe.Sizeof(ti)))
@@ -59,7 +60,7 @@ func TestParseTCPInfoOffsets(t *testing.T) {
 		TotalRetrans: 41, PacingRate: 51, BytesAcked: 52, BytesReceived: 53, NotSent: 61,
 		MinRTT: 20 * time.Millisecond, DeliveryRate: 71, BusyTime: 81 * time.Microsecond,
 		RwndLimited: 82 * time.Microsecond, SndbufLimited: 83 * time.Microsecond, Delivered: 91,
-		BytesSent: 92,
+		BytesSent: 92, SegsIn: 62, DataSegsIn: 63,
 	}
 	if f != want {
 		t.Fatalf("parsed\n %+v\nwant\n %+v", f, want)
