@@ -48,7 +48,8 @@ type Engine struct {
 	UnknownDrops uint64   // unicast from the server to an unknown MAC
 	AssocDrops   []uint64 // per station: frames lost to (dis)association
 	Samples      []QueueSample
-	DownBytes    uint64 // bytes delivered to stations
+	Medium       []MediumSample // every MediumInterval of emulated time
+	DownBytes    uint64         // bytes delivered to stations
 	UpBytes      uint64 // bytes delivered to the server
 
 	// LinkRates, when set, is called at every queue sample (every
@@ -69,6 +70,21 @@ type QueueSample struct {
 	Bytes      int
 	DropsTotal uint64
 }
+
+// MediumSample is the medium's cumulative counters at T: the time it was
+// busy and each node's airtime (its attempts' data and ACK or ACK timeout),
+// stations first, then the AP. Differences of two samples make a row of
+// medium.csv.
+type MediumSample struct {
+	T       des.Time
+	Busy    des.Time
+	Airtime []des.Time
+}
+
+// MediumInterval is the period of the medium's samples (medium.csv): a
+// tenth of a second, fine enough to see who had the air in a run's first
+// seconds, coarse enough to keep an hour's run small.
+const MediumInterval = 100 * des.Millisecond
 
 // NewEngine builds the BSS from a normalised config. staPorts[i] receives the
 // frames for station i, srv those for the server.
@@ -175,11 +191,24 @@ func (e *Engine) schedTrace(i int, tr []TracePoint) {
 }
 
 func (e *Engine) sample() {
-	e.Samples = append(e.Samples, QueueSample{T: e.Sim.Now(), Frames: e.AP.Backlog(), Bytes: e.AP.BacklogBytes(), DropsTotal: e.AP.Stats.Dropped()})
+	now := e.Sim.Now()
+	e.Samples = append(e.Samples, QueueSample{T: now, Frames: e.AP.Backlog(), Bytes: e.AP.BacklogBytes(), DropsTotal: e.AP.Stats.Dropped()})
+	if k := len(e.Medium); k == 0 || now-e.Medium[k-1].T >= MediumInterval {
+		e.Medium = append(e.Medium, e.mediumSample(now))
+	}
 	if e.LinkRates != nil {
 		e.LinkRates(e.meter.updateNodes(e.Stas))
 	}
 	e.Sim.After(des.Time(e.Cfg.SampleIntervalMs*float64(des.Millisecond)), e.sample)
+}
+
+// mediumSample takes the medium's counters at now (MediumSample).
+func (e *Engine) mediumSample(now des.Time) MediumSample {
+	air := make([]des.Time, 0, len(e.Stas)+1)
+	for _, n := range e.Stas {
+		air = append(air, n.Stats.Airtime)
+	}
+	return MediumSample{T: now, Busy: e.Med.BusyTime, Airtime: append(air, e.AP.Stats.Airtime)}
 }
 
 // startRate is station i's PHY rate (Mbit/s) before its first frame: its

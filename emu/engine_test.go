@@ -2,6 +2,8 @@ package emu
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -153,5 +155,41 @@ func TestConfigEngineDefault(t *testing.T) {
 	}
 	if err := (&Config{Engine: "fast", Stations: []Station{{}}}).Normalize(); err == nil {
 		t.Error("engine fast accepted")
+	}
+}
+
+// medium.csv: one row per MediumInterval with the medium's busy share and
+// each node's airtime share; a station that alone keeps its queue full has
+// the busy medium to itself, and the medium is idle only in its DIFS and
+// backoffs (802.11g, 1500 bytes at 54 Mbit/s: about 95 of every 390 µs).
+func TestMediumSamples(t *testing.T) {
+	cfg := Config{Stations: []Station{{}, {}}}
+	if err := cfg.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	e, _, _ := testEngine(t, cfg)
+	for range 500 {
+		e.FromStation(0, frame(cfg.Server.MAC, cfg.Stations[0].MAC, 1500))
+	}
+	e.Sim.RunUntil(des.Second)
+	dir := t.TempDir()
+	var h Histogram
+	if err := WriteStats(dir, e, NewReport(e, &h, Overload{}, e.Sim.Now())); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "medium.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if lines[0] != "t_s,busy_share,sta1_share,sta2_share,ap_share" || len(lines) < 9 || len(lines) > 11 {
+		t.Fatalf("medium.csv: %d lines, header %q", len(lines), lines[0])
+	}
+	var t0, busy, sta1, sta2, ap float64
+	if _, err := fmt.Sscanf(lines[2], "%g,%g,%g,%g,%g", &t0, &busy, &sta1, &sta2, &ap); err != nil {
+		t.Fatalf("row %q: %v", lines[2], err)
+	}
+	if busy < 0.65 || busy > 0.8 || math.Abs(sta1-busy) > 0.01 || sta2 != 0 || ap != 0 {
+		t.Errorf("second interval: busy %.3f, sta1 %.3f, sta2 %.3f, ap %.3f: want the busy medium all sta1's", busy, sta1, sta2, ap)
 	}
 }

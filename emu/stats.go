@@ -308,7 +308,8 @@ func (p cpuPressure) share(q cpuPressure) float64 {
 	return min(max((q.totalUs-p.totalUs)/1e6/wall, 0), 1)
 }
 
-// WriteStats writes stations.csv, apqueue.csv and emu.json into dir.
+// WriteStats writes stations.csv, rates.csv, apqueue.csv, medium.csv and
+// emu.json into dir.
 func WriteStats(dir string, e *Engine, r Report) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create output directory: %w", err)
@@ -361,11 +362,39 @@ func WriteStats(dir string, e *Engine, r Report) error {
 	}); err != nil {
 		return err
 	}
+	if err := writeFile(filepath.Join(dir, "medium.csv"), func(w *bufio.Writer) { writeMedium(w, e) }); err != nil {
+		return err
+	}
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "emu.json"), append(b, '\n'), 0o644)
+}
+
+// writeMedium writes medium.csv: per MediumInterval of emulated time (t_s
+// its end), the share of it the medium was busy and each node's airtime
+// share, stations then the AP. Collisions occupy the medium once and count
+// in the airtime of every node that took part, so the nodes' shares may
+// add up to more than busy_share.
+func writeMedium(w *bufio.Writer, e *Engine) {
+	w.WriteString("t_s,busy_share")
+	for _, n := range append(append([]*dcf.Node{}, e.Stas...), e.AP) {
+		w.WriteString("," + n.Name + "_share")
+	}
+	w.WriteString("\n")
+	for i := 1; i < len(e.Medium); i++ {
+		p, q := e.Medium[i-1], e.Medium[i]
+		dt := float64(q.T - p.T)
+		if dt <= 0 {
+			continue
+		}
+		fmt.Fprintf(w, "%.3f,%.4f", float64(q.T)/1e9, float64(q.Busy-p.Busy)/dt)
+		for j := range q.Airtime {
+			fmt.Fprintf(w, ",%.4f", float64(q.Airtime[j]-p.Airtime[j])/dt)
+		}
+		w.WriteString("\n")
+	}
 }
 
 func writeFile(path string, fill func(*bufio.Writer)) error {

@@ -20,7 +20,9 @@ collisions.
 Usage: airshare.py RESULTS_DIR [...]   (directories written by `coopcc lab
 run`). Prints, per run, the managed group's modeled share and every
 station's together, one value per 0.5 s from the first sample of the data
-flows, for the first 12 s."""
+flows, for the first 12 s; and where the emulator wrote medium.csv, its own
+measure of both (the managed stations' airtime share and the medium's busy
+share, per 0.5 s of the emulator's clock, which starts before the flows)."""
 import csv
 import glob
 import os
@@ -59,12 +61,34 @@ def shares(run):
     return group, every
 
 
+def measured(run):
+    """The emulator's own shares (emu/medium.csv, 100 ms rows on its own
+    clock, written since the twenty-third session), per 0.5 s: the managed
+    stations' airtime and the medium's busy time; None where absent."""
+    path = os.path.join(run, "emu", "medium.csv")
+    if not os.path.exists(path):
+        return None
+    managed = {f[:-len(".jsonl")] for f in os.listdir(os.path.join(run, "bounds"))}
+    group, busy, n = [0.0] * SLOTS, [0.0] * SLOTS, [0] * SLOTS
+    for r in csv.DictReader(open(path)):
+        slot = int(2 * (float(r["t_s"]) - 0.05))
+        if slot >= SLOTS:
+            break
+        n[slot] += 1
+        busy[slot] += float(r["busy_share"])
+        group[slot] += sum(float(r[m + "_share"]) for m in managed if m + "_share" in r)
+    return [g / k if k else 0 for g, k in zip(group, n)], [b / k if k else 0 for b, k in zip(busy, n)]
+
+
 def main(dirs):
     for run in sorted(r for d in dirs for r in glob.glob(os.path.join(d, "runs", "*"))):
         group, every = shares(run)
         name = os.path.basename(os.path.dirname(os.path.dirname(run))) + " " + os.path.basename(run)
         print(f"{name} managed  " + " ".join(f"{x:.2f}" for x in group))
         print(f"{name} stations " + " ".join(f"{x:.2f}" for x in every))
+        if (m := measured(run)) is not None:
+            print(f"{name} emulator, its own clock: managed " + " ".join(f"{x:.2f}" for x in m[0]))
+            print(f"{name} emulator, its own clock: busy    " + " ".join(f"{x:.2f}" for x in m[1]))
 
 
 if __name__ == "__main__":
