@@ -50,7 +50,7 @@ type Engine struct {
 	Samples      []QueueSample
 	Medium       []MediumSample // every MediumInterval of emulated time
 	DownBytes    uint64         // bytes delivered to stations
-	UpBytes      uint64 // bytes delivered to the server
+	UpBytes      uint64         // bytes delivered to the server
 
 	// LinkRates, when set, is called at every queue sample (every
 	// Cfg.SampleIntervalMs of emulated time) with, for each station i, the
