@@ -134,7 +134,8 @@ type Emu struct {
 	Stations []EmuStation // stations.csv (may be empty)
 	Rates    []EmuRate    // rates.csv (absent before rate control existed)
 	Queue    []QueueSample
-	Status   *EmuStatus // emu.json; nil when absent
+	Medium   []MediumSample // medium.csv (absent before the emulator wrote it)
+	Status   *EmuStatus     // emu.json; nil when absent
 }
 
 // EmuStation is one row of stations.csv.
@@ -163,6 +164,15 @@ type QueueSample struct {
 	Frames     uint64
 	Bytes      uint64
 	DropsTotal uint64
+}
+
+// MediumSample is one row of medium.csv: at T (the end of a 100 ms
+// interval of the emulator's clock) the share of the interval the medium
+// was busy and each node's airtime share, by node name (the stations and
+// "ap").
+type MediumSample struct {
+	T, Busy float64
+	Share   map[string]float64
 }
 
 // EmuStatus is emu.json.

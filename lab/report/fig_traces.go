@@ -240,7 +240,60 @@ func (tf *traceFigure) layout(run analysis.Run) ([][]*plot.Plot, error) {
 		}
 		panels = append(panels, []*plot.Plot{pq})
 	}
+	if run.Emu != nil && len(run.Emu.Medium) > 0 {
+		pm, err := airPanel(run, tf.row)
+		if err != nil {
+			return nil, err
+		}
+		panels = append(panels, []*plot.Plot{pm})
+	}
 	return panels, nil
+}
+
+// airPanel is the medium's panel (emu/medium.csv, over the emulator's
+// time): the share of each 100 ms the medium was busy, and the airtime
+// shares of the managed stations together, of the others (hosts outside
+// the mode) together and of the AP; row records each sample. Beside hosts
+// it shows who had the air before the managed terminals' verdict
+// (docs/results.md, twenty-third session).
+func airPanel(run analysis.Run, row func(t float64, station, series, v string)) (*plot.Plot, error) {
+	managed := map[string]bool{}
+	for _, st := range run.Info.Stations {
+		managed[st.Name] = st.Managed
+	}
+	p := newPanel("", "time (s)", "share of the air")
+	var busy, man, other, ap plotter.XYs
+	for _, m := range run.Emu.Medium {
+		var sm, so float64
+		for node, v := range m.Share {
+			switch {
+			case node == "ap":
+			case managed[node]:
+				sm += v
+			default:
+				so += v
+			}
+		}
+		busy = append(busy, plotter.XY{X: m.T, Y: m.Busy})
+		man = append(man, plotter.XY{X: m.T, Y: sm})
+		other = append(other, plotter.XY{X: m.T, Y: so})
+		ap = append(ap, plotter.XY{X: m.T, Y: m.Share["ap"]})
+		row(m.T, "medium", "busy_share", num(m.Busy))
+		row(m.T, "managed", "air_share", num(sm))
+		row(m.T, "others", "air_share", num(so))
+		row(m.T, "ap", "air_share", num(m.Share["ap"]))
+	}
+	for i, l := range []struct {
+		name string
+		xys  plotter.XYs
+	}{{"busy", busy}, {"managed", man}, {"others", other}, {"AP", ap}} {
+		if err := addLine(p, i, l.name, l.xys, false); err != nil {
+			return nil, err
+		}
+	}
+	p.Legend.Top = true
+	p.Y.Min, p.Y.Max = 0, 1.05
+	return p, nil
 }
 
 // addFlowState adds one data flow's cwnd (pc, legend name unless ""), SRTT

@@ -84,3 +84,38 @@ func TestLossTraceDrawsTheServersLowerBound(t *testing.T) {
 		t.Errorf("bound_lo rows %v, want 16 then 0", lo)
 	}
 }
+
+// The trace figure draws the emulator's medium.csv: the busy share and who
+// had the air, the managed stations together against the others.
+func TestTraceAirPanel(t *testing.T) {
+	flow := analysis.Series{Key: analysis.FlowKey{Station: "sta1", Src: "10.0.0.1:40000", Dst: "10.0.1.1:5201"}}
+	for k := 0; k <= 20; k++ {
+		tm := float64(k) * 0.05
+		flow.Samples = append(flow.Samples, analysis.Sample{T: tm, Cwnd: 10, SRTT: 5e6, BytesAcked: uint64(tm * 1e6)})
+	}
+	run := analysis.Run{
+		Flows: []analysis.Series{flow},
+		Info: analysis.RunInfo{ID: "mode=coop,n=2,delay=256ms,managed=1,rep=1", Mode: "coop", N: 2, Valid: true,
+			WLAN: schema.WLAN{PHY: "802.11g"},
+			Stations: []analysis.Station{{Name: "sta1", Managed: true, StopS: 1, PHYMbps: 54},
+				{Name: "sta2", StopS: 1, PHYMbps: 54}}},
+		Emu: &analysis.Emu{Medium: []analysis.MediumSample{
+			{T: 0.1, Busy: 0.8, Share: map[string]float64{"sta1": 0.2, "sta2": 0.55, "ap": 0.05}},
+			{T: 0.2, Busy: 0.8, Share: map[string]float64{"sta1": 0.3, "sta2": 0.45, "ap": 0.05}}}},
+	}
+	sum := analysis.Summarize(run, analysis.DefaultLossRule())
+	m := &model{runs: []analysis.Run{run}, sums: []analysis.RunSummary{sum}, series: map[string]int{}}
+	f, err := m.traces(0)
+	if err != nil || f == nil {
+		t.Fatalf("traces: %v, %v", f, err)
+	}
+	got := map[string]string{}
+	for _, r := range f.Rows {
+		if r[2] == "air_share" || r[2] == "busy_share" {
+			got[r[0]+" "+r[1]] = r[3]
+		}
+	}
+	if got["0.2 managed"] != "0.3" || got["0.2 others"] != "0.45" || got["0.1 medium"] != "0.8" || got["0.1 ap"] != "0.05" {
+		t.Errorf("air rows %v: want the managed station's, the others' and the AP's shares and the busy share", got)
+	}
+}

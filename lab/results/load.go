@@ -260,6 +260,9 @@ func loadEmu(run *analysis.Run, dir string, warn func(string)) error {
 	if err := optional(filepath.Join(emuDir, "rates.csv"), ParseRatesCSV, &emu.Rates); err != nil {
 		return err
 	}
+	if err := optional(filepath.Join(emuDir, "medium.csv"), ParseMediumCSV, &emu.Medium); err != nil {
+		return err
+	}
 	if err := optional(filepath.Join(emuDir, "apqueue.csv"), ParseAPQueueCSV, &emu.Queue); err != nil {
 		return err
 	}

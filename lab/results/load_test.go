@@ -154,6 +154,7 @@ func TestLoadErrors(t *testing.T) {
 		{"bounds", "bounds/sta1.jsonl", "{\"t\":\"2026-11-22T03:00:00Z\",\"hi\":3}\nnot json\n", "sta1.jsonl: line 2"},
 		{"emu.json", "emu/emu.json", `{"valid": "yes"}`, "emu.json"},
 		{"apqueue", "emu/apqueue.csv", "frames,bytes\n1,2\n", `lacks column "t_s"`},
+		{"medium", "emu/medium.csv", "t_s,busy_share,sta1_share\n0.1,0.8,x\n", "sta1_share"},
 	}
 	for _, tt := range tests {
 		root, run := copyRun(t, id)
@@ -225,6 +226,19 @@ func TestParseIperfError(t *testing.T) {
 	ip, err := ParseIperf(strings.NewReader(`{"start":{},"intervals":[],"end":{},"error":"unable to connect to server"}`))
 	if err != nil || ip.Error != "unable to connect to server" {
 		t.Errorf("ParseIperf = %+v, %v", ip, err)
+	}
+}
+
+// medium.csv as the emulator writes it (emu.WriteStats): a share per node,
+// keyed by the node's name.
+func TestParseMediumCSV(t *testing.T) {
+	in := "t_s,busy_share,sta1_share,sta2_share,ap_share\n0.100,0.0109,0.0009,0.0000,0.0073\n0.200,0.8100,0.2500,0.5000,0.0600\n"
+	m, err := ParseMediumCSV(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m) != 2 || m[1].T != 0.2 || m[1].Busy != 0.81 || len(m[1].Share) != 3 || m[1].Share["sta2"] != 0.5 || m[1].Share["ap"] != 0.06 {
+		t.Errorf("medium %+v: want two rows, shares by node", m)
 	}
 }
 

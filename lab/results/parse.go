@@ -362,6 +362,34 @@ func ParseRatesCSV(r io.Reader) ([]analysis.EmuRate, error) {
 	return out, nil
 }
 
+// ParseMediumCSV reads the emulator's medium.csv: t_s, busy_share and a
+// <node>_share column per node.
+func ParseMediumCSV(r io.Reader) ([]analysis.MediumSample, error) {
+	col, recs, err := csvTable(r, "t_s", "busy_share")
+	if err != nil {
+		return nil, err
+	}
+	nodes := map[string]string{} // column → node
+	for c := range col {
+		if n, ok := strings.CutSuffix(c, "_share"); ok && c != "busy_share" {
+			nodes[c] = n
+		}
+	}
+	out := make([]analysis.MediumSample, 0, len(recs))
+	for i, rec := range recs {
+		p := rowParser{rec: rec, col: col, line: i + 2}
+		m := analysis.MediumSample{T: p.float("t_s"), Busy: p.float("busy_share"), Share: make(map[string]float64, len(nodes))}
+		for c, n := range nodes {
+			m.Share[n] = p.float(c)
+		}
+		if p.err != nil {
+			return nil, p.err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
 // ParseAPQueueCSV reads the emulator's apqueue.csv.
 func ParseAPQueueCSV(r io.Reader) ([]analysis.QueueSample, error) {
 	col, recs, err := csvTable(r, "t_s", "frames")
