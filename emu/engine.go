@@ -204,11 +204,18 @@ func (e *Engine) sample() {
 
 // mediumSample takes the medium's counters at now (MediumSample).
 func (e *Engine) mediumSample(now des.Time) MediumSample {
-	air := make([]des.Time, 0, len(e.Stas)+1)
-	for _, n := range e.Stas {
-		air = append(air, n.Stats.Airtime)
+	nodes := e.stationsThenAP()
+	air := make([]des.Time, len(nodes))
+	for i, n := range nodes {
+		air[i] = n.Stats.Airtime
 	}
-	return MediumSample{T: now, Busy: e.Med.BusyTime, Airtime: append(air, e.AP.Stats.Airtime)}
+	return MediumSample{T: now, Busy: e.Med.BusyTime, Airtime: air}
+}
+
+// stationsThenAP is the nodes in the order of the emulator's per-node
+// files (rates.csv, medium.csv): the stations, then the AP.
+func (e *Engine) stationsThenAP() []*dcf.Node {
+	return append(append(make([]*dcf.Node, 0, len(e.Stas)+1), e.Stas...), e.AP)
 }
 
 // startRate is station i's PHY rate (Mbit/s) before its first frame: its

@@ -339,8 +339,7 @@ func WriteStats(dir string, e *Engine, r Report) error {
 	}
 	if err := writeFile(filepath.Join(dir, "rates.csv"), func(w *bufio.Writer) {
 		fmt.Fprintln(w, "station,rate_control,rate_mbps,attempts,successes,frames,airtime_s")
-		nodes := append(append([]*dcf.Node{}, e.Stas...), e.AP)
-		for _, n := range nodes {
+		for _, n := range e.stationsThenAP() {
 			rates := make([]float64, 0, len(n.Stats.ByRate))
 			for r := range n.Stats.ByRate {
 				rates = append(rates, r)
@@ -379,7 +378,7 @@ func WriteStats(dir string, e *Engine, r Report) error {
 // add up to more than busy_share.
 func writeMedium(w *bufio.Writer, e *Engine) {
 	w.WriteString("t_s,busy_share")
-	for _, n := range append(append([]*dcf.Node{}, e.Stas...), e.AP) {
+	for _, n := range e.stationsThenAP() {
 		w.WriteString("," + n.Name + "_share")
 	}
 	w.WriteString("\n")
