@@ -8,7 +8,8 @@ of MPDU, the signal extension, SIFS and the MAC ACK at 24 Mbit/s: 388 us), and
 every ACK that came back one such frame of the AP's (88 bytes: 176 us). The
 counters are the senders' tcpi_delivered and tcpi_segs_in less
 tcpi_data_segs_in (flows.csv's delivered_segs, segs_in and data_segs_in,
-recorded since 472da07); managed stations are those with a bounds log.
+recorded since 472da07); managed stations are run.json's (as phases.py
+reads them).
 
 Beside hosts that run no coopcc the managed group's share stays far under
 its k/N of the air from the seconds their windows grow, long before the
@@ -25,6 +26,7 @@ measure of both (the managed stations' airtime share and the medium's busy
 share, per 0.5 s of the emulator's clock, which starts before the flows)."""
 import csv
 import glob
+import json
 import os
 import sys
 
@@ -38,8 +40,12 @@ def acks(row):
     return int(row["segs_in"]) - int(row["data_segs_in"])
 
 
-def shares(run):
-    managed = {f[:-len(".jsonl")] for f in os.listdir(os.path.join(run, "bounds"))}
+def managed_stations(run):
+    meta = json.load(open(os.path.join(run, "run.json")))
+    return {s["name"] for s in meta["stations"] if s["managed"]}
+
+
+def shares(run, managed):
     rows = [r for r in csv.DictReader(open(os.path.join(run, "flows.csv"))) if ":52" in r["dst"]]
     flows = {}
     for r in rows:
@@ -61,14 +67,13 @@ def shares(run):
     return group, every
 
 
-def measured(run):
+def measured(run, managed):
     """The emulator's own shares (emu/medium.csv, 100 ms rows on its own
     clock, written since the twenty-third session), per 0.5 s: the managed
     stations' airtime and the medium's busy time; None where absent."""
     path = os.path.join(run, "emu", "medium.csv")
     if not os.path.exists(path):
         return None
-    managed = {f[:-len(".jsonl")] for f in os.listdir(os.path.join(run, "bounds"))}
     group, busy, n = [0.0] * SLOTS, [0.0] * SLOTS, [0] * SLOTS
     for r in csv.DictReader(open(path)):
         slot = int(2 * (float(r["t_s"]) - 0.05))
@@ -82,11 +87,12 @@ def measured(run):
 
 def main(dirs):
     for run in sorted(r for d in dirs for r in glob.glob(os.path.join(d, "runs", "*"))):
-        group, every = shares(run)
+        managed = managed_stations(run)
+        group, every = shares(run, managed)
         name = os.path.basename(os.path.dirname(os.path.dirname(run))) + " " + os.path.basename(run)
         print(f"{name} managed  " + " ".join(f"{x:.2f}" for x in group))
         print(f"{name} stations " + " ".join(f"{x:.2f}" for x in every))
-        if (m := measured(run)) is not None:
+        if (m := measured(run, managed)) is not None:
             print(f"{name} emulator, its own clock: managed " + " ".join(f"{x:.2f}" for x in m[0]))
             print(f"{name} emulator, its own clock: busy    " + " ".join(f"{x:.2f}" for x in m[1]))
 
