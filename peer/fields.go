@@ -36,6 +36,11 @@ type Fields struct {
 	QueueSegments uint32 `json:"queue_segments,omitempty"`
 	// The WLAN interface's transmit rate (TLV 16), kbit/s; omitted when 0.
 	LinkRateKbps uint32 `json:"link_rate_kbps,omitempty"`
+	// The airtime counters of the sender's last interval (TLV 17), µs;
+	// each omitted when 0 (all three when the channel time is 0).
+	AirChannelUs uint32 `json:"air_channel_us,omitempty"`
+	AirBusyUs    uint32 `json:"air_busy_us,omitempty"`
+	AirOwnUs     uint32 `json:"air_own_us,omitempty"`
 }
 
 // FieldsOf returns s in the vectors' JSON form (durations in whole µs, as
@@ -49,6 +54,7 @@ func FieldsOf(s Status) Fields {
 		DeliveryRate: strconv.FormatUint(s.DeliveryRate, 10), Demand: strconv.FormatUint(s.Demand, 10),
 		AppLimited: s.AppLimited, Capability: strconv.FormatUint(s.Capability, 10),
 		Lo: s.Lo, Hi: s.Hi, Policy: s.Policy, QueueSegments: s.QueueSegments, LinkRateKbps: s.LinkRate,
+		AirChannelUs: s.AirChannel, AirBusyUs: s.AirBusy, AirOwnUs: s.AirOwn,
 	}
 	if s.hasDownloads() {
 		f.DownFlows, f.DownRate = s.DownFlows, strconv.FormatUint(s.DownRate, 10)
@@ -82,6 +88,7 @@ func (f Fields) Status() (Status, error) {
 		DownFlows: f.DownFlows, DownRate: u("down_rate_Bps", f.DownRate, 10),
 		DownSRTT: time.Duration(f.DownSRTTus) * time.Microsecond, RcvHi: f.RcvHi,
 		QueueSegments: f.QueueSegments, LinkRate: f.LinkRateKbps,
+		AirChannel: f.AirChannelUs, AirBusy: f.AirBusyUs, AirOwn: f.AirOwnUs,
 	}
 	return s, err
 }

@@ -109,6 +109,21 @@ func generateVectors(t *testing.T) vectorFile {
 	link.Seq, link.LinkRate = 4, 54000
 	linkMax := link
 	linkMax.LinkRate = MaxLinkRate
+	air := link
+	air.Seq, air.AirChannel, air.AirBusy, air.AirOwn = 5, 300_000, 240_000, 90_000
+	// Busy below own is valid: some drivers count the frames sent to the
+	// station apart from the busy time. Without TLVs 15 and 16.
+	airOwn := full
+	airOwn.Seq, airOwn.AirChannel, airOwn.AirBusy, airOwn.AirOwn = 6, 300_000, 60_000, 75_000
+	// edits TLV 17, the last TLV of air's message: channel at -12, busy at
+	// -8, own at -4 from the end of the body.
+	airBad := func(channel, busy, own uint32) string {
+		b := body(enc(air))
+		binary.BigEndian.PutUint32(b[len(b)-12:], channel)
+		binary.BigEndian.PutUint32(b[len(b)-8:], busy)
+		binary.BigEndian.PutUint32(b[len(b)-4:], own)
+		return hex.EncodeToString(reseal(c, b))
+	}
 	clampIn := full
 	clampIn.MinRTT = 50 * time.Millisecond
 	clampMsg := enc(clampIn)
@@ -152,6 +167,8 @@ func generateVectors(t *testing.T) vectorFile {
 			{Name: "uploads and a download (TLVs 11-14)", Note: "download TLVs after the policy: 0b down flows, 0c down rate, 0d down srtt, 0e receive bound", Encodes: true, MessageHex: hex.EncodeToString(enc(down)), Fields: toFields(down)},
 			{Name: "learned queue per contender (TLV 15)", Note: "TLV 0f 04 00000020 after the policy", Encodes: true, MessageHex: hex.EncodeToString(enc(queue)), Fields: toFields(queue)},
 			{Name: "link rate (TLV 16)", Note: "TLV 10 04 0000d2f0 (54 000 kbit/s) after TLV 15", Encodes: true, MessageHex: hex.EncodeToString(enc(link)), Fields: toFields(link)},
+			{Name: "airtime (TLV 17)", Note: "TLV 11 0c 000493e0 0003a980 00015f90 (channel 300 000 us, busy 240 000 us, own 90 000 us) after TLV 16", Encodes: true, MessageHex: hex.EncodeToString(enc(air)), Fields: toFields(air)},
+			{Name: "airtime with busy below own (TLV 17)", Note: "TLV 11 0c 000493e0 0000ea60 000124f8 (channel 300 000 us, busy 60 000 us, own 75 000 us) right after the policy, without TLVs 15 and 16: only busy <= channel and own <= channel are required", Encodes: true, MessageHex: hex.EncodeToString(enc(airOwn)), Fields: toFields(airOwn)},
 			{Name: "unknown TLV 200 skipped", Note: "TLV c8 03 78797a appended before the tag", MessageHex: hex.EncodeToString(unknown), Fields: toFields(full)},
 			{Name: "min RTT above srtt is clamped to srtt", Note: "min_rtt on the wire is 50000 us", MessageHex: hex.EncodeToString(clampMsg), Fields: toFields(clampOut)},
 		},
@@ -183,6 +200,12 @@ func generateVectors(t *testing.T) vectorFile {
 				binary.BigEndian.PutUint32(b[len(b)-4:], MaxLinkRate+1) // TLV 16 is the last
 				return reseal(c, b)
 			}()), Reason: OutOfRange.String()},
+			{Name: "air channel 60000001 us", MessageHex: airBad(MaxAirChannel+1, 0, 0), Reason: OutOfRange.String()},
+			{Name: "air busy above channel", MessageHex: airBad(300_000, 300_001, 90_000), Reason: OutOfRange.String()},
+			{Name: "air own above channel", MessageHex: airBad(300_000, 240_000, 300_001), Reason: OutOfRange.String()},
+			{Name: "airtime TLV of 8 bytes", MessageHex: bad(func(b []byte) []byte {
+				return reseal(c, append(b, TLVAirtime, 8, 0, 0x04, 0x93, 0xe0, 0, 0x03, 0xa9, 0x80))
+			}), Reason: Malformed.String()},
 			{Name: "oversized (513 bytes)", MessageHex: hex.EncodeToString(bytes.Repeat([]byte{0}, MaxMessageSize+1)), Reason: Oversized.String()},
 		},
 	}

@@ -55,6 +55,13 @@ const (
 	// driver reports it, kbit/s — so that the group can tell a medium that
 	// slowed down (rate adaptation) from a queue someone else builds.
 	TLVLinkRate = 16 // u32, 0..MaxLinkRate
+	// TLVAirtime (a compatible extension of version 1; senders omit it when
+	// the channel time is 0): the sender's airtime counters over its last
+	// measurement interval, three u32 in microseconds — channel time, busy
+	// time, own airtime (its transmissions and the frames sent to it) — so
+	// that the group can sum its own airtime against the busy air and see
+	// whether hosts without coopcc hold the medium.
+	TLVAirtime = 17 // u32 channel ≤ MaxAirChannel, u32 busy ≤ channel, u32 own ≤ channel
 )
 
 // Valid ranges (inclusive). A message with any field outside them is
@@ -68,6 +75,7 @@ const (
 	MaxPolicyLength  = 32
 	MaxQueueSegments = 65535
 	MaxLinkRate      = 100_000_000 // kbit/s = 100 Gbit/s
+	MaxAirChannel    = 60_000_000  // µs = 60 s of channel time per interval
 )
 
 // Status is what a terminal tells its peers about itself.
@@ -95,6 +103,10 @@ type Status struct {
 
 	QueueSegments uint32 // learned queue per contender, segments (0 = none)
 	LinkRate      uint32 // the WLAN interface's transmit rate, kbit/s (0 = unknown)
+
+	AirChannel uint32 // µs on the channel over the sender's last interval (0 = unknown: the TLV is omitted)
+	AirBusy    uint32 // µs of it the channel was busy
+	AirOwn     uint32 // µs of it the sender's own airtime (its transmissions and the frames sent to it)
 }
 
 // hasDownloads reports whether the download TLVs are sent.
@@ -141,6 +153,12 @@ func (s Status) Validate() error {
 		return fmt.Errorf("queue per contender %d > %d segments", s.QueueSegments, MaxQueueSegments)
 	case s.LinkRate > MaxLinkRate:
 		return fmt.Errorf("link rate %d > %d kbit/s", s.LinkRate, MaxLinkRate)
+	case s.AirChannel > MaxAirChannel:
+		return fmt.Errorf("air channel time %d > %d µs", s.AirChannel, MaxAirChannel)
+	case s.AirBusy > s.AirChannel:
+		return fmt.Errorf("air busy time %d > channel time %d µs", s.AirBusy, s.AirChannel)
+	case s.AirOwn > s.AirChannel:
+		return fmt.Errorf("own airtime %d > channel time %d µs", s.AirOwn, s.AirChannel)
 	}
 	return validPolicy(s.Policy)
 }
@@ -181,6 +199,9 @@ func (s Status) Clamp() Status {
 	s.RcvHi = min(s.RcvHi, MaxCwnd)
 	s.QueueSegments = min(s.QueueSegments, MaxQueueSegments)
 	s.LinkRate = min(s.LinkRate, MaxLinkRate)
+	s.AirChannel = min(s.AirChannel, MaxAirChannel)
+	s.AirBusy = min(s.AirBusy, s.AirChannel) // busy may be below own on some drivers: not clamped to each other
+	s.AirOwn = min(s.AirOwn, s.AirChannel)
 	if s.Hi != 0 && s.Lo > s.Hi {
 		s.Lo = s.Hi
 	}
@@ -285,6 +306,12 @@ func (c *Codec) AppendEncode(dst []byte, s Status) ([]byte, error) {
 	}
 	if s.LinkRate != 0 {
 		dst = appendU32(dst, TLVLinkRate, s.LinkRate)
+	}
+	if s.AirChannel != 0 {
+		dst = append(dst, TLVAirtime, 12)
+		dst = binary.BigEndian.AppendUint32(dst, s.AirChannel)
+		dst = binary.BigEndian.AppendUint32(dst, s.AirBusy)
+		dst = binary.BigEndian.AppendUint32(dst, s.AirOwn)
 	}
 	total := len(dst) - start + TagSize
 	binary.BigEndian.PutUint16(dst[start+6:], uint16(total))
@@ -416,6 +443,10 @@ func parseTLVs(s *Status, b []byte) error {
 			s.QueueSegments = binary.BigEndian.Uint32(v)
 		case TLVLinkRate:
 			s.LinkRate = binary.BigEndian.Uint32(v)
+		case TLVAirtime:
+			s.AirChannel = binary.BigEndian.Uint32(v)
+			s.AirBusy = binary.BigEndian.Uint32(v[4:])
+			s.AirOwn = binary.BigEndian.Uint32(v[8:])
 		}
 	}
 	return nil
@@ -429,6 +460,8 @@ func knownLen(typ byte) int {
 		return 4
 	case TLVDeliveryRate, TLVDemand, TLVCapability, TLVBounds, TLVDownRate:
 		return 8
+	case TLVAirtime:
+		return 12
 	case TLVAppLimited:
 		return 1
 	case TLVPolicy:

@@ -23,7 +23,10 @@ func equalStatus(a, b Status) bool {
 	return a.Sender == b.Sender && a.Seq == b.Seq && a.SentAt.Equal(b.SentAt) && a.Leaving == b.Leaving &&
 		a.ActiveFlows == b.ActiveFlows && a.Cwnd == b.Cwnd && a.SRTT == b.SRTT && a.MinRTT == b.MinRTT &&
 		a.DeliveryRate == b.DeliveryRate && a.Demand == b.Demand && a.AppLimited == b.AppLimited &&
-		a.Capability == b.Capability && a.Lo == b.Lo && a.Hi == b.Hi && a.Policy == b.Policy
+		a.Capability == b.Capability && a.Lo == b.Lo && a.Hi == b.Hi && a.Policy == b.Policy &&
+		a.DownFlows == b.DownFlows && a.DownRate == b.DownRate && a.DownSRTT == b.DownSRTT && a.RcvHi == b.RcvHi &&
+		a.QueueSegments == b.QueueSegments && a.LinkRate == b.LinkRate &&
+		a.AirChannel == b.AirChannel && a.AirBusy == b.AirBusy && a.AirOwn == b.AirOwn
 }
 
 func TestRoundTrip(t *testing.T) {
@@ -183,5 +186,88 @@ func TestReasonStrings(t *testing.T) {
 	}
 	if BadMAC.String() != "bad MAC" {
 		t.Fatal(BadMAC.String())
+	}
+}
+
+func TestAirtimeTLV(t *testing.T) {
+	c := NewCodec(testKey, GroupID("lab"))
+	s := sampleStatus()
+	s.AirChannel, s.AirBusy, s.AirOwn = 300_000, 60_000, 75_000 // busy below own is valid
+	msg, err := c.Encode(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := c.Encode(sampleStatus())
+	if len(msg) != len(plain)+14 {
+		t.Fatalf("message with TLV 17 is %d bytes, want %d + 14", len(msg), len(plain))
+	}
+	got, err := c.Decode(msg)
+	if err != nil || !equalStatus(got, s) {
+		t.Fatalf("round trip: %+v (%v), want %+v", got, err, s)
+	}
+	// Omitted when the channel time is 0: the message is byte for byte the
+	// one without the fields, and decodes to all three 0.
+	if got, err := c.Decode(plain); err != nil || got.AirChannel != 0 || got.AirBusy != 0 || got.AirOwn != 0 {
+		t.Fatalf("without TLV 17: %+v (%v)", got, err)
+	}
+	// The limits themselves are valid.
+	s.AirChannel, s.AirBusy, s.AirOwn = MaxAirChannel, MaxAirChannel, MaxAirChannel
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, tc := range []struct {
+		name               string
+		channel, busy, own uint32
+	}{
+		{"channel above max", MaxAirChannel + 1, 0, 0},
+		{"busy above channel", 300_000, 300_001, 0},
+		{"own above channel", 300_000, 0, 300_001},
+		{"busy without channel", 0, 1, 0},
+		{"own without channel", 0, 0, 1},
+	} {
+		s := sampleStatus()
+		s.AirChannel, s.AirBusy, s.AirOwn = tc.channel, tc.busy, tc.own
+		if _, err := c.Encode(s); err == nil {
+			t.Errorf("%s: encode accepted it", tc.name)
+		}
+		cl := s.Clamp()
+		if cl.AirChannel > MaxAirChannel || cl.AirBusy > cl.AirChannel || cl.AirOwn > cl.AirChannel {
+			t.Errorf("%s: clamp gives %d/%d/%d", tc.name, cl.AirChannel, cl.AirBusy, cl.AirOwn)
+		}
+		if _, err := c.Encode(cl); err != nil {
+			t.Errorf("%s: clamped status: %v", tc.name, err)
+		}
+		// On the wire (a sender that does not validate): out of range.
+		b := append([]byte(nil), plain[:len(plain)-TagSize]...)
+		b = append(b, TLVAirtime, 12)
+		b = binary.BigEndian.AppendUint32(b, tc.channel)
+		b = binary.BigEndian.AppendUint32(b, tc.busy)
+		b = binary.BigEndian.AppendUint32(b, tc.own)
+		if _, err := c.Decode(reseal(c, b)); ReasonOf(err) != OutOfRange {
+			t.Errorf("%s: decode reason %v (%v), want out of range", tc.name, ReasonOf(err), err)
+		}
+	}
+	cl := Status{AirChannel: 70_000_000, AirBusy: 65_000_000, AirOwn: 1_000}.Clamp()
+	if cl.AirChannel != MaxAirChannel || cl.AirBusy != MaxAirChannel || cl.AirOwn != 1_000 {
+		t.Fatalf("clamp: %d/%d/%d", cl.AirChannel, cl.AirBusy, cl.AirOwn)
+	}
+	cl = Status{AirChannel: 0, AirBusy: 5, AirOwn: 5}.Clamp()
+	if cl.AirBusy != 0 || cl.AirOwn != 0 {
+		t.Fatalf("clamp without channel time: %d/%d", cl.AirBusy, cl.AirOwn)
+	}
+
+	// Framing: TLV 17 of another length than 12, or twice, is malformed.
+	for _, n := range []int{0, 4, 8, 11, 13, 16} {
+		b := append([]byte(nil), plain[:len(plain)-TagSize]...)
+		b = append(append(b, TLVAirtime, byte(n)), make([]byte, n)...)
+		if _, err := c.Decode(reseal(c, b)); ReasonOf(err) != Malformed {
+			t.Errorf("TLV 17 of %d bytes: reason %v (%v), want malformed", n, ReasonOf(err), err)
+		}
+	}
+	b := append([]byte(nil), msg[:len(msg)-TagSize]...)
+	b = append(b, b[len(b)-14:]...)
+	if _, err := c.Decode(reseal(c, b)); ReasonOf(err) != Malformed {
+		t.Errorf("TLV 17 twice: reason %v (%v), want malformed", ReasonOf(err), err)
 	}
 }

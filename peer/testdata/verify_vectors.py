@@ -48,6 +48,15 @@ for m in v["valid"]:
     down["link_rate_kbps"] = 0
     if 16 in tlv:
         got.update(link_rate_kbps=u32(16))
+    # The airtime of the sender's last interval (TLV 17): three u32 in µs,
+    # channel, busy, own; each left out of the JSON when 0. Busy and own are
+    # each at most the channel time (busy may be below own).
+    down.update(air_channel_us=0, air_busy_us=0, air_own_us=0)
+    if 17 in tlv:
+        assert len(tlv[17]) == 12, (m["name"], "TLV 17 length", len(tlv[17]))
+        ch, busy, own = struct.unpack(">III", tlv[17])
+        assert ch <= 60_000_000 and busy <= ch and own <= ch, (m["name"], ch, busy, own)
+        got.update(air_channel_us=ch, air_busy_us=busy, air_own_us=own)
     for k, zero in down.items():
         assert f.get(k, zero) == got.get(k, zero), (m["name"], k)
         got.pop(k, None)
