@@ -52,6 +52,12 @@ type Config struct {
 	Engine string `toml:"engine"`
 	// SampleIntervalMs is the AP queue sampling period for apqueue.csv (default 10).
 	SampleIntervalMs float64 `toml:"sample_interval_ms"`
+	// AirtimeDir, when set, is where the emulator keeps each station's
+	// airtime counters (package airtime's file form, AirtimeFile: channel,
+	// busy, own tx and rx time), rewritten every MediumInterval, as a
+	// station's Wi-Fi driver reports them through nl80211. The lab hands
+	// each agent its station's file.
+	AirtimeDir string `toml:"airtime_dir"`
 
 	AP       APConfig   `toml:"ap"`
 	Wire     WireConfig `toml:"wire"`

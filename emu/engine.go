@@ -2,6 +2,7 @@ package emu
 
 import (
 	"fmt"
+	"github.com/coopcc/coopcc/airtime"
 	"math/rand/v2"
 	"net"
 
@@ -61,6 +62,12 @@ type Engine struct {
 	// copy it to keep it.
 	LinkRates func(mbps []float64)
 	meter     rateMeter // LinkRates' per-station totals at the previous sample
+
+	// Airtime, when set, is called at every medium sample (every
+	// MediumInterval of emulated time) with each station's airtime
+	// counters (airtimeOf). It runs on the real-time timing thread, so it
+	// must not block; the slice is the callee's.
+	Airtime func(c []airtime.Counters)
 }
 
 // QueueSample is one apqueue.csv row.
@@ -195,6 +202,9 @@ func (e *Engine) sample() {
 	e.Samples = append(e.Samples, QueueSample{T: now, Frames: e.AP.Backlog(), Bytes: e.AP.BacklogBytes(), DropsTotal: e.AP.Stats.Dropped()})
 	if k := len(e.Medium); k == 0 || now-e.Medium[k-1].T >= MediumInterval {
 		e.Medium = append(e.Medium, e.mediumSample(now))
+		if e.Airtime != nil {
+			e.Airtime(e.airtimeOf(now))
+		}
 	}
 	if e.LinkRates != nil {
 		e.LinkRates(e.meter.updateNodes(e.Stas))

@@ -94,6 +94,7 @@ type tapEngine struct {
 	nw    int                 // writer threads (0 = inline engine)
 	lsh   []*linkspeed.Handle // per station: link speed handle in its namespace
 	spd   *speedSetter        // sets the station TAPs' link speeds (nil until started)
+	air   *airtimeWriter      // writes the stations' airtime files (nil without Config.AirtimeDir)
 }
 
 // openTapEngine creates the TAPs and the engine on top of them.
@@ -153,6 +154,10 @@ func openTapEngine(cfg Config, o EngineOptions) (*tapEngine, error) {
 		te.close()
 		return nil, err
 	}
+	if err := te.startAirtime(); err != nil {
+		te.close()
+		return nil, err
+	}
 	return te, nil
 }
 
@@ -181,6 +186,23 @@ func (te *tapEngine) startLinkSpeeds() error {
 	}
 	te.spd.start()
 	te.e.LinkRates = te.spd.offer
+	return nil
+}
+
+// startAirtime starts the writer of the stations' airtime files when the
+// config names a directory for them, and hooks it to the engine's medium
+// samples.
+func (te *tapEngine) startAirtime() error {
+	if te.cfg.AirtimeDir == "" {
+		return nil
+	}
+	w, err := newAirtimeWriter(te.cfg.AirtimeDir, te.cfg.Stations, os.Stderr)
+	if err != nil {
+		return err
+	}
+	te.air = w
+	w.feed.start(w.write)
+	te.e.Airtime = w.feed.offer
 	return nil
 }
 
@@ -266,6 +288,9 @@ func (te *tapEngine) run(ctx context.Context, end des.Time) error {
 	if te.spd != nil {
 		te.spd.stop() // no more samples come: its counters are final
 	}
+	if te.air != nil {
+		te.air.feed.stop()
+	}
 	close(done)
 	<-noted
 	if te.dur == 0 {
@@ -283,6 +308,9 @@ func (te *tapEngine) run(ctx context.Context, end des.Time) error {
 func (te *tapEngine) close() {
 	if te.spd != nil {
 		te.spd.stop()
+	}
+	if te.air != nil {
+		te.air.feed.stop()
 	}
 	closeLinkSpeeds(te.lsh)
 	te.lsh = nil

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"sync"
 
 	"github.com/coopcc/coopcc/internal/linkspeed"
 	"github.com/coopcc/coopcc/internal/nsenter"
@@ -18,10 +17,7 @@ type speedSetter struct {
 	set  func(i int, mbps uint32) error // sets station i's speed
 	warn io.Writer                      // where the first error is told (nil: nowhere)
 	last []uint32                       // per station: the speed last asked for (0: none)
-	in   chan []float64                 // the latest unread snapshot (capacity 1)
-	quit chan struct{}
-	done chan struct{}
-	once sync.Once
+	feed *feed[[]float64]
 
 	// Errors counts failed sets and First is the first one; read them
 	// after stop.
@@ -31,7 +27,7 @@ type speedSetter struct {
 
 // newSpeedSetter makes a setter for n stations; start starts its goroutine.
 func newSpeedSetter(n int, set func(i int, mbps uint32) error, warn io.Writer) *speedSetter {
-	return &speedSetter{set: set, warn: warn, last: make([]uint32, n), in: make(chan []float64, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	return &speedSetter{set: set, warn: warn, last: make([]uint32, n), feed: newFeed[[]float64]()}
 }
 
 // roundMbps is a rate as a link speed: the nearest whole Mbit/s, at least 1;
@@ -72,45 +68,14 @@ func (s *speedSetter) apply(mbps []float64) {
 	}
 }
 
-// offer hands a copy of the snapshot to the goroutine, replacing an unread
-// older one. It never blocks (one caller: the timing thread).
-func (s *speedSetter) offer(mbps []float64) {
-	c := append([]float64(nil), mbps...)
-	for {
-		select {
-		case s.in <- c:
-			return
-		default:
-		}
-		select {
-		case <-s.in: // drop the stale snapshot the goroutine has not read yet
-		default:
-		}
-	}
-}
+// offer hands a copy of the snapshot to the goroutine (feed.offer).
+func (s *speedSetter) offer(mbps []float64) { s.feed.offer(append([]float64(nil), mbps...)) }
 
 // start runs the goroutine that applies the snapshots until stop.
-func (s *speedSetter) start() {
-	go func() {
-		defer close(s.done)
-		for {
-			select {
-			case r := <-s.in:
-				s.apply(r)
-			case <-s.quit:
-				return
-			}
-		}
-	}()
-}
+func (s *speedSetter) start() { s.feed.start(s.apply) }
 
 // stop ends the goroutine and waits for it (idempotent; only after start).
-func (s *speedSetter) stop() {
-	s.once.Do(func() {
-		close(s.quit)
-		<-s.done
-	})
-}
+func (s *speedSetter) stop() { s.feed.stop() }
 
 // openLinkSpeeds opens one linkspeed handle in each station's namespace
 // (its socket stays bound there). On error the handles opened are closed.

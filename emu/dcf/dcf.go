@@ -60,6 +60,10 @@ type Stats struct {
 	FrameErrors   uint64 // frames lost to the frame error rate
 	// ByRate counts the node's unicast attempts per PHY rate (Mbps).
 	ByRate map[float64]*RateStats
+	// AirtimeIn is the medium time of the unicast attempts addressed to
+	// this node that did not collide (what nl80211 reports as the rx
+	// duration of the frames from the node's peer).
+	AirtimeIn des.Time
 }
 
 // Dropped is every frame the node lost on the medium or at its queue: queue
@@ -290,6 +294,9 @@ func (m *Medium) startTx() {
 			occ, d = m.unicast(n, frames, collision)
 			if d != nil {
 				out = append(out, *d)
+			}
+			if to := frames[0].To; !collision && to >= 0 && to < len(m.Nodes) {
+				m.Nodes[to].Stats.AirtimeIn += occ
 			}
 		}
 		n.Stats.Airtime += occ

@@ -1,0 +1,74 @@
+package emu
+
+import (
+	"math"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/coopcc/coopcc/airtime"
+	"github.com/coopcc/coopcc/emu/des"
+)
+
+// TestAirtimeCounters: one station uploads, the AP sends to the other; each
+// station's own airtime is its attempts and the attempts addressed to it,
+// and the two together are the busy medium (no collision can happen with
+// one contender a side at a time; the AP's and sta1's attempts may collide,
+// so allow a little).
+func TestAirtimeCounters(t *testing.T) {
+	cfg := Config{Stations: []Station{{}, {}}}
+	if err := cfg.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	e, _, _ := testEngine(t, cfg)
+	var got [][]airtime.Counters
+	e.Airtime = func(c []airtime.Counters) { got = append(got, c) }
+	for range 900 { // about 0.8 s of both queues' frames
+		e.FromStation(0, frame(cfg.Server.MAC, cfg.Stations[0].MAC, 1500))
+		e.FromServer(frame(cfg.Stations[1].MAC, cfg.Server.MAC, 1500))
+	}
+	e.Sim.RunUntil(des.Second)
+	if len(got) < 9 {
+		t.Fatalf("%d airtime snapshots in 1 s, want one per %v", len(got), time.Duration(MediumInterval))
+	}
+	d, ok := got[5][0].Sub(got[1][0])
+	d1, ok1 := got[5][1].Sub(got[1][1])
+	if !ok || !ok1 {
+		t.Fatalf("counters went backwards: %+v, %+v", got[1], got[5])
+	}
+	if d.Channel != 4*time.Duration(MediumInterval) || d.Busy != d1.Busy || d.Channel != d1.Channel {
+		t.Errorf("channel %v / %v, busy %v / %v: want 400 ms and one medium", d.Channel, d1.Channel, d.Busy, d1.Busy)
+	}
+	s0, s1 := d.Shares(), d1.Shares()
+	if d.Rx != 0 || d1.Tx != 0 || s0.Own < 0.2 || s1.Own < 0.2 {
+		t.Errorf("sta1 tx %v rx %v, sta2 tx %v rx %v: want sta1 only sending, sta2 only receiving", d.Tx, d.Rx, d1.Tx, d1.Rx)
+	}
+	if sum := s0.Own + s1.Own; math.Abs(sum-s0.Busy) > 0.05 {
+		t.Errorf("own shares %.3f + %.3f = %.3f, busy %.3f: the two stations' airtime is the busy medium", s0.Own, s1.Own, sum, s0.Busy)
+	}
+}
+
+// TestAirtimeWriter: the files exist (zero) before the first sample, and a
+// snapshot reaches them in package airtime's format.
+func TestAirtimeWriter(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "air")
+	w, err := newAirtimeWriter(dir, []Station{{Name: "sta1"}, {Name: "sta2"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := airtime.ReadFile(AirtimeFile(dir, "sta2")); err != nil || c != (airtime.Counters{}) {
+		t.Fatalf("before any sample: %+v, %v; want zero counters", c, err)
+	}
+	want := airtime.Counters{Channel: time.Second, Busy: 700 * time.Millisecond, Tx: 300 * time.Millisecond, Rx: 20 * time.Millisecond}
+	w.feed.start(w.write)
+	w.feed.offer([]airtime.Counters{{}, want})
+	w.feed.stop()
+	// stop may come before the goroutine read the snapshot: write it as the
+	// goroutine would have.
+	if c, _ := airtime.ReadFile(AirtimeFile(dir, "sta2")); c != want {
+		w.write([]airtime.Counters{{}, want})
+	}
+	if c, err := airtime.ReadFile(AirtimeFile(dir, "sta2")); err != nil || c != want || w.Errors != 0 {
+		t.Errorf("sta2's file: %+v, %v (%d errors); want %+v", c, err, w.Errors, want)
+	}
+}
