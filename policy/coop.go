@@ -267,6 +267,7 @@ func (c *coop) Decide(v View) Decision {
 	self.link = finiteOr0(v.LinkRate)
 	c.peakRate = max(c.peakRate*peakDecay, self.windowCappedRate(float64(c.p.MSS)))
 	g, ok := formGroup(self, peerTerminals(v.Peers))
+	g.air = airOf(v.Air, v.Peers)
 	if !ok {
 		c.capacity = 0
 		c.last = Decision{Reason: fmt.Sprintf("coop: %d peers heard but no RTT known yet; no bounds", g.peers)}
@@ -416,7 +417,7 @@ func (c *coop) reason(g group, gain, targetRatio, dStar, share float64, inflated
 	if probeNote != "" {
 		probeNote = "; " + probeNote
 	}
-	probeNote += c.comp.mediumNote() + c.comp.testNote()
+	probeNote += c.comp.mediumNote() + c.comp.air.note() + c.comp.testNote()
 	if g.terms[0].use > 0 {
 		state += fmt.Sprintf(", own windows at %.2f of their bounds", g.terms[0].use)
 	}
@@ -548,6 +549,7 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 		effective = max(c.capacity, floorWin/sized)
 	}
 	c.comp.see(g.medium)
+	c.comp.seeAir(now, g.air)
 	c.comp.seeWindows(g.boundWindow)
 	c.comp.floorRate(c.peakGroup / 2)
 	// The test judges the group's cut: while a peer under bounds (by a

@@ -87,6 +87,10 @@ type compete struct {
 	// windows in an episode (provedOurs).
 	ours    bool
 	atSince time.Time
+	// air is the group's air at the last evaluation and crowdedSince when
+	// its present run of crowded evaluations began (seeAir).
+	air          air
+	crowdedSince time.Time
 }
 
 // Elasticity thresholds of the competitive-mode test.
@@ -707,7 +711,15 @@ func (s *compete) judge(now time.Time, cp CoopParams, n int, d, dStar, rbar, cap
 	// off by the cut test). Not OffAfter into the episode: an episode that
 	// resumes after every cut would never give it.
 	grew := now.Sub(s.formed) >= cp.OffAfter && s.grewAlone(now, d, dStar, rbar, cp.OffAfter)
-	if !grew && (now.Sub(s.since) < wait || !(cutSettled || atFloor)) {
+	by := byCut
+	switch {
+	case grew:
+		by = byGrowth
+	case s.airVerdict(now, cp, n, d, dStar):
+		by = byAir
+	}
+	early := by != byCut
+	if !early && (now.Sub(s.since) < wait || !(cutSettled || atFloor)) {
 		s.state = fmt.Sprintf("queue %v against %v, %v into a wait of %v", roundDelay(d), roundDelay(s.d0), now.Sub(s.since).Round(time.Millisecond), wait.Round(time.Millisecond))
 		switch {
 		case !cut:
@@ -717,17 +729,26 @@ func (s *compete) judge(now time.Time, cp CoopParams, n int, d, dStar, rbar, cap
 		}
 		return ""
 	}
-	if !grew && d < InelasticQueue*s.d0 {
+	if !early && d < InelasticQueue*s.d0 {
 		s.state = fmt.Sprintf("queue %v followed the cut from %v", roundDelay(d), roundDelay(s.d0))
 		s.followed(now, d, capacity) // it followed the cut: ours so far; the test goes on from here
 		return ""
 	}
-	if !grew && !atFloor && s.deferVerdict(now, wait, rbar, d) {
+	if !early && !atFloor && s.deferVerdict(now, wait, rbar, d) {
 		s.state = fmt.Sprintf("queue %v against %v, the windows at %.0f %% explain it: one more wait of %v from when they first did", roundDelay(d), roundDelay(s.d0), 100*s.w/s.w0, wait.Round(time.Millisecond))
 		return ""
 	}
-	return s.inelastic(now, cp, n, d, dStar, rbar, capacity, floorWin, measured, atFloor, cut, grew)
+	return s.inelastic(now, cp, n, d, dStar, rbar, capacity, floorWin, measured, atFloor, cut, by)
 }
+
+// evidence is what an elasticity verdict rests on.
+type evidence int
+
+const (
+	byCut    evidence = iota // the queue did not follow the group's cut
+	byGrowth                 // the queue grew while the group's windows held (grewAlone)
+	byAir                    // hosts outside the group hold the busy medium (airVerdict)
+)
 
 // testNote is the elasticity test's state for a decision's reason: why
 // the open episode gave no verdict at this evaluation ("" = none open).
@@ -808,8 +829,11 @@ func (s *compete) windowsExplain(rbar, d float64) bool {
 // (or grew at held windows): none while the queue is the group's own
 // (owned, or within OffRatio of what its windows explain) or while the
 // medium runs slower than it did, else competitive mode.
-func (s *compete) inelastic(now time.Time, cp CoopParams, n int, d, dStar, rbar, capacity, floorWin, measured float64, atFloor, cut, grew bool) string {
-	if s.owns(d) {
+func (s *compete) inelastic(now time.Time, cp CoopParams, n int, d, dStar, rbar, capacity, floorWin, measured float64, atFloor, cut bool, by evidence) string {
+	if by != byAir && s.owns(d) {
+		// (Not by the air: beside hosts that keep the AP's queue full the
+		// group's cut lets the AP serve it faster, and the queue
+		// "follows" a cut it owes nothing to; airVerdict.)
 		s.state = fmt.Sprintf("queue %v followed the cut to %v and has not grown since", roundDelay(d), roundDelay(s.d0))
 		// It followed the group's windows and has not grown since: no
 		// new evidence, and no verdict. Judged again against a fifth
@@ -880,7 +904,11 @@ func (s *compete) inelastic(now time.Time, cp CoopParams, n int, d, dStar, rbar,
 		return ""
 	}
 	off := s.enterOff(now, cp.OffFor)
-	if grew {
+	switch by {
+	case byAir:
+		return fmt.Sprintf("coop: competing (no upper bound) for %v: queue %v with %.0f %% of the busy air outside the group for %v (hosts without coopcc)",
+			off, seconds(d), 100*s.air.others()/s.air.busy, now.Sub(s.crowdedSince).Round(time.Millisecond))
+	case byGrowth:
 		return fmt.Sprintf("coop: competing (no upper bound) for %v: queue %v grew from %v while the group's windows held at %.0f segments (hosts without coopcc, or a bottleneck elsewhere)",
 			off, seconds(d), seconds(s.dHeld), s.wHeld)
 	}

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"github.com/coopcc/coopcc/airtime"
 	"math"
 	"slices"
 	"strings"
@@ -37,8 +38,9 @@ type mixedRun struct {
 // mixedGroup runs k coop terminals beside m loss-based ones for 60 s on a
 // shared bottleneck (3e6 B/s, 1.5 s of buffer). The kernel's CUBIC of a
 // coop terminal is the same loss-based window, clamped to the decision's
-// [lo, hi]; every window starts at 10 segments.
-func mixedGroup(t *testing.T, k, m int, base time.Duration) mixedRun {
+// [lo, hi]; every window starts at 10 segments. withAir: the terminals know
+// the air (fluidAir), else it is unknown.
+func mixedGroup(t *testing.T, k, m int, base time.Duration, withAir bool) mixedRun {
 	const c0, mss, maxQueue = 3e6, 1448.0, 1.5
 	n := k + m
 	bases := make([]time.Duration, n)
@@ -56,14 +58,18 @@ func mixedGroup(t *testing.T, k, m int, base time.Duration) mixedRun {
 	for step := 0; step < 120; step++ {
 		x, d := fluid(w, bases, c0, mss)
 		elapsed := time.Duration(step) * 500 * time.Millisecond
+		airOf := func(i int) airtime.Shares { return airtime.Shares{} }
+		if withAir {
+			airOf = func(i int) airtime.Shares { return fluidAir(x, i, d, c0) }
+		}
 		for i := range pols {
 			var ps []PeerView
 			for j := range pols { // only the cooperating terminals are heard
 				if j != i {
-					ps = append(ps, PeerView{ActiveFlows: 1, SRTT: base + secs(d), MinRTT: base, DeliveryRate: x[j], Cwnd: uint32(w[j])})
+					ps = append(ps, PeerView{ActiveFlows: 1, SRTT: base + secs(d), MinRTT: base, DeliveryRate: x[j], Cwnd: uint32(w[j]), Air: airOf(j)})
 				}
 			}
-			dec := pols[i].Decide(View{Now: t0.Add(elapsed), Flows: []FlowView{{Dst: dstA, MSS: mss, Cwnd: uint32(w[i]), SRTT: base + secs(d), MinRTT: base, DeliveryRate: x[i]}}, Peers: ps})
+			dec := pols[i].Decide(View{Now: t0.Add(elapsed), Flows: []FlowView{{Dst: dstA, MSS: mss, Cwnd: uint32(w[i]), SRTT: base + secs(d), MinRTT: base, DeliveryRate: x[i]}}, Peers: ps, Air: airOf(i)})
 			b := dec.PerDst[dstA]
 			w[i] = lossBased(w[i], d, maxQueue)
 			if dec.Active && b.Hi > 0 {
@@ -103,6 +109,27 @@ func mixedGroup(t *testing.T, k, m int, base time.Duration) mixedRun {
 	return r
 }
 
+// fluidAir is terminal i's airtime in the fluid model: a medium that is
+// busy fluidBusy of the time while it has a queue (d > 0), in proportion to
+// what it carries when it has none, and every terminal's own share in
+// proportion to its rate x[i] of the capacity c0.
+func fluidAir(x []float64, i int, d, c0 float64) airtime.Shares {
+	const fluidBusy = 0.8 // a saturated 802.11g medium: the rest is DIFS and backoff
+	sum := 0.0
+	for _, xi := range x {
+		sum += xi
+	}
+	busy := fluidBusy
+	if d <= 0 {
+		busy = min(fluidBusy*sum/c0, fluidBusy)
+	}
+	own := 0.0
+	if sum > 0 {
+		own = busy * x[i] / sum
+	}
+	return airtime.Shares{Busy: busy, Own: own}
+}
+
 // Beside hosts without coopcc that keep the queue full, coop terminals must
 // not be squeezed out. Before the elasticity test (coop_compete.go) they got
 // 0.3–1 % of a loss-based host's rate in this model (7.8 kB/s against
@@ -116,7 +143,7 @@ func TestCoopCompetesBesideLossBasedHosts(t *testing.T) {
 		base time.Duration
 	}{{2, 2, 256 * time.Millisecond}, {2, 8, 256 * time.Millisecond}, {2, 2, 4 * time.Millisecond}, {5, 5, 64 * time.Millisecond}} {
 		t.Run(fmt.Sprintf("k%d_m%d_%v", tc.k, tc.m, tc.base), func(t *testing.T) {
-			r := mixedGroup(t, tc.k, tc.m, tc.base)
+			r := mixedGroup(t, tc.k, tc.m, tc.base, false)
 			t.Logf("coop %.0f B/s per terminal, loss-based %.0f (%.2f×), competing decisions %d, first at %v", r.coopMean, r.otherMean, r.coopMean/r.otherMean, r.competing, r.firstOff)
 			if r.coopMean < 0.6*r.otherMean {
 				t.Errorf("coop terminals %.0f B/s each, loss-based %.0f: below 0.6×", r.coopMean, r.otherMean)
@@ -132,7 +159,7 @@ func TestCoopCompetesBesideLossBasedHosts(t *testing.T) {
 // when it cuts: competitive mode never engages.
 func TestCoopAllCooperatingNeverCompetes(t *testing.T) {
 	for _, base := range []time.Duration{4 * time.Millisecond, 64 * time.Millisecond, 256 * time.Millisecond} {
-		if r := mixedGroup(t, 6, 0, base); r.competing != 0 || r.firstOff >= 0 {
+		if r := mixedGroup(t, 6, 0, base, false); r.competing != 0 || r.firstOff >= 0 {
 			t.Errorf("base %v: %d decisions in competitive mode with no host outside the group (first at %v)", base, r.competing, r.firstOff)
 		}
 	}
@@ -143,7 +170,7 @@ func TestCoopAllCooperatingNeverCompetes(t *testing.T) {
 // busy.
 func TestCoopAloneBoundsItsOwnQueue(t *testing.T) {
 	for _, base := range []time.Duration{4 * time.Millisecond, 256 * time.Millisecond} {
-		r := mixedGroup(t, 1, 0, base)
+		r := mixedGroup(t, 1, 0, base, false)
 		ratio := (base.Seconds() + r.maxQueue) / base.Seconds()
 		t.Logf("base %v: %.0f B/s, largest RTT ratio %.2f over the last 30 s, competing %d", base, r.coopMean, ratio, r.competing)
 		if r.coopMean < 0.95*3e6 {

@@ -68,6 +68,8 @@ type group struct {
 	slack bool
 	// medium: the PHY rates the group transmits at (medium.go).
 	medium medium
+	// air: the group's share of the air it shares (coop_air.go).
+	air air
 	// window is the sum of the terminals' windows, segments; 0 when a
 	// terminal's is unknown.
 	window float64

@@ -24,6 +24,7 @@ package policy
 
 import (
 	"fmt"
+	"github.com/coopcc/coopcc/airtime"
 	"math"
 	"net/netip"
 	"sort"
@@ -60,6 +61,9 @@ type PeerView struct {
 	// LinkRate is the PHY rate the peer's WLAN interface transmits at,
 	// Mbit/s (0 = unknown).
 	LinkRate float64
+	// Air is the peer's airtime over its last interval: the channel's busy
+	// share and its own (zero = unknown; package airtime).
+	Air airtime.Shares
 	// Sent is when the peer sent this status, in this terminal's clock
 	// (zero = unknown): how old what it reports is. A live peer keeps its
 	// last status until it expires, also when the statuses it sent since
@@ -75,6 +79,10 @@ type View struct {
 	// LinkRate is the PHY rate this terminal's WLAN interface transmits
 	// at, Mbit/s, as its driver reports it (0 = unknown).
 	LinkRate float64
+	// Air is this terminal's airtime over the last interval, as its
+	// driver reports it: the channel's busy share and its own
+	// transmissions' and receptions' (zero = unknown; package airtime).
+	Air airtime.Shares
 	// PeakRate is the largest delivery rate one of this terminal's flows
 	// carried recently, B/s, decaying with RatePeakHalfLife (RatePeak; 0 =
 	// unknown). It is this terminal's own measurement, never a peer's:

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"github.com/coopcc/coopcc/airtime"
 	"math"
 	"net/netip"
 	"sort"
@@ -45,13 +46,15 @@ const (
 // liar cannot move the median) and never above MaxPlausibleRate; RTTs below
 // MinPlausibleRTT treated as unknown, above MaxPlausibleRTT capped, a minimum
 // RTT above the smoothed one lowered to it; flow counts at most
-// MaxPlausibleFlows; link rates at most MaxPlausibleLinkRate. The input is
-// not modified.
+// MaxPlausibleFlows; link rates at most MaxPlausibleLinkRate; airtime
+// shares within [0, 1] (an unreadable one unknown). The input is not
+// modified.
 func SanitizeView(v View) View {
 	ceiling := rateCeiling(v)
 	out := v
 	out.Peers = make([]PeerView, len(v.Peers))
 	out.LinkRate = clampRate(v.LinkRate, MaxPlausibleLinkRate)
+	out.Air = plausibleAir(v.Air)
 	for i, p := range v.Peers {
 		p.DeliveryRate = clampRate(p.DeliveryRate, ceiling)
 		p.Capability = clampRate(p.Capability, ceiling)
@@ -61,9 +64,21 @@ func SanitizeView(v View) View {
 		}
 		p.ActiveFlows = min(max(p.ActiveFlows, 0), MaxPlausibleFlows)
 		p.LinkRate = clampRate(p.LinkRate, MaxPlausibleLinkRate)
+		p.Air = plausibleAir(p.Air)
 		out.Peers[i] = p
 	}
 	return out
+}
+
+// plausibleAir is a in [0, 1] each; NaN is unknown (0).
+func plausibleAir(a airtime.Shares) airtime.Shares {
+	share := func(x float64) float64 {
+		if math.IsNaN(x) {
+			return 0
+		}
+		return min(max(x, 0), 1)
+	}
+	return airtime.Shares{Busy: share(a.Busy), Own: share(a.Own)}
 }
 
 // rateCeiling is the highest delivery rate a peer may plausibly report.
