@@ -4,7 +4,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
+	"time"
 
+	"github.com/coopcc/coopcc/airtime"
 	"golang.org/x/sys/unix"
 )
 
@@ -35,6 +38,32 @@ const (
 	// NL80211_RATE_INFO_BITRATE32 = 5 (enum nl80211_rate_info), u32, units
 	// of 100 kbit/s (Linux ≥ 3.7 sends it beside the 16-bit one).
 	rateInfoBitrate32 = unix.NL80211_RATE_INFO_BITRATE32
+	// NL80211_STA_INFO_RX_DURATION = 32 (enum nl80211_sta_info), u64,
+	// microseconds: the air the frames received from the station took.
+	staInfoRxDuration = unix.NL80211_STA_INFO_RX_DURATION
+	// NL80211_STA_INFO_TX_DURATION = 39 (enum nl80211_sta_info), u64,
+	// microseconds: the air the frames sent to the station took.
+	staInfoTxDuration = unix.NL80211_STA_INFO_TX_DURATION
+
+	// NL80211_CMD_GET_SURVEY = 50 (enum nl80211_commands): with NLM_F_DUMP
+	// and NL80211_ATTR_IFINDEX, one reply (NL80211_CMD_NEW_SURVEY_RESULTS)
+	// per channel of the interface's radio.
+	cmdGetSurvey = unix.NL80211_CMD_GET_SURVEY
+	// NL80211_ATTR_SURVEY_INFO = 84 (enum nl80211_attrs), nested enum
+	// nl80211_survey_info.
+	attrSurveyInfo = unix.NL80211_ATTR_SURVEY_INFO
+	// NL80211_SURVEY_INFO_FREQUENCY = 1 (enum nl80211_survey_info), u32,
+	// MHz: the channel's center frequency.
+	surveyInfoFrequency = unix.NL80211_SURVEY_INFO_FREQUENCY
+	// NL80211_SURVEY_INFO_IN_USE = 3 (enum nl80211_survey_info), flag: the
+	// channel the radio is on.
+	surveyInfoInUse = unix.NL80211_SURVEY_INFO_IN_USE
+	// NL80211_SURVEY_INFO_TIME = 4 (enum nl80211_survey_info), u64,
+	// milliseconds: the time the radio was on (on the channel).
+	surveyInfoTime = unix.NL80211_SURVEY_INFO_TIME
+	// NL80211_SURVEY_INFO_TIME_BUSY = 5 (enum nl80211_survey_info), u64,
+	// milliseconds: of it, the primary channel sensed busy.
+	surveyInfoTimeBusy = unix.NL80211_SURVEY_INFO_TIME_BUSY
 )
 
 // genlHdrLen is the size of struct genlmsghdr (u8 cmd, u8 version, u16
@@ -97,6 +126,9 @@ func find(as []attr, typ uint16) (attr, bool) {
 type station struct {
 	rate    float64 // transmit bitrate, Mbit/s (0 = not reported)
 	txBytes uint64  // bytes sent to it (TX_BYTES64, else TX_BYTES)
+
+	txDur, rxDur       time.Duration // TX_DURATION, RX_DURATION
+	hasTxDur, hasRxDur bool          // whether the driver reported them
 }
 
 // parseStation parses one station reply: the generic netlink payload, i.e.
@@ -138,6 +170,12 @@ func parseStaInfo(sub []attr) (station, error) {
 			has64 = true
 		case staInfoTxBytes:
 			bytes32, err = u32(a)
+		case staInfoTxDuration:
+			st.txDur, err = duration(a, time.Microsecond)
+			st.hasTxDur = true
+		case staInfoRxDuration:
+			st.rxDur, err = duration(a, time.Microsecond)
+			st.hasRxDur = true
 		}
 		if err != nil {
 			return station{}, fmt.Errorf("station info: %w", err)
@@ -195,6 +233,19 @@ func u64(a attr) (uint64, error) {
 	return binary.NativeEndian.Uint64(a.val), nil
 }
 
+// duration reads a u64 count of unit. A count that does not fit a
+// time.Duration (292 years) is malformed: no driver has counted that long.
+func duration(a attr, unit time.Duration) (time.Duration, error) {
+	v, err := u64(a)
+	if err != nil {
+		return 0, err
+	}
+	if v > uint64(math.MaxInt64/unit) {
+		return 0, fmt.Errorf("%w: attribute %d: %d × %v is out of range", errMalformed, a.typ, v, unit)
+	}
+	return time.Duration(v) * unit, nil
+}
+
 // txBitrate parses the replies of one station dump and returns the
 // transmit bitrate of the station this interface has sent the most bytes
 // to, among those that report one.
@@ -223,4 +274,157 @@ func txBitrate(msgs [][]byte) (float64, error) {
 		return 0, fmt.Errorf("%w: no station with a transmit bitrate among %d (not associated?)", ErrNotWireless, len(msgs))
 	}
 	return best.rate, nil
+}
+
+// mostSent returns the station of a station dump this interface has sent
+// the most bytes to (ties: the first in the dump), and false for an empty
+// dump. For a managed-mode (client) interface that is its one station, its
+// AP; see txBitrate.
+func mostSent(msgs [][]byte) (station, bool, error) {
+	best, found := station{}, false
+	for i, m := range msgs {
+		st, err := parseStation(m)
+		if err != nil {
+			return station{}, false, fmt.Errorf("station %d of %d: %w", i+1, len(msgs), err)
+		}
+		if !found || st.txBytes > best.txBytes {
+			best, found = st, true
+		}
+	}
+	return best, found, nil
+}
+
+// stationAirtime parses the replies of one station dump and returns the
+// transmit and receive durations of the station sent the most bytes
+// (mostSent). An empty dump (not associated) is ErrNotWireless; a station
+// without TX_DURATION or RX_DURATION is ErrNoDurations, and both are then
+// 0 (one without the other would make the interface's own airtime half of
+// it); a reply that cannot be taken apart is an error.
+func stationAirtime(msgs [][]byte) (tx, rx time.Duration, err error) {
+	st, found, err := mostSent(msgs)
+	if err != nil {
+		return 0, 0, err
+	}
+	if !found {
+		return 0, 0, fmt.Errorf("%w: no station (not associated?)", ErrNotWireless)
+	}
+	switch {
+	case !st.hasTxDur && !st.hasRxDur:
+		return 0, 0, fmt.Errorf("%w: the station reports neither NL80211_STA_INFO_TX_DURATION nor NL80211_STA_INFO_RX_DURATION", ErrNoDurations)
+	case !st.hasTxDur:
+		return 0, 0, fmt.Errorf("%w: the station reports no NL80211_STA_INFO_TX_DURATION", ErrNoDurations)
+	case !st.hasRxDur:
+		return 0, 0, fmt.Errorf("%w: the station reports no NL80211_STA_INFO_RX_DURATION", ErrNoDurations)
+	}
+	return st.txDur, st.rxDur, nil
+}
+
+// withStation completes the in-use channel's counters c (inUseSurvey) with
+// the station durations of a station dump (stationAirtime). Without them
+// (ErrNoDurations) it returns c as it is, Tx and Rx 0, and the error; on
+// any other error, zero counters.
+func withStation(c airtime.Counters, msgs [][]byte) (airtime.Counters, error) {
+	tx, rx, err := stationAirtime(msgs)
+	switch {
+	case errors.Is(err, ErrNoDurations):
+		c.Tx, c.Rx = 0, 0
+		return c, err
+	case err != nil:
+		return airtime.Counters{}, err
+	}
+	c.Tx, c.Rx = tx, rx
+	return c, nil
+}
+
+// survey is what one NL80211_CMD_NEW_SURVEY_RESULTS reply says about one
+// channel of the interface's radio.
+type survey struct {
+	freq             uint32 // center frequency, MHz (0 = not reported)
+	inUse            bool   // the channel the radio is on
+	time, busy       time.Duration
+	hasTime, hasBusy bool // whether the driver reported them
+}
+
+// parseSurvey parses one survey reply: the generic netlink payload, i.e.
+// struct genlmsghdr followed by the nl80211 attributes. A reply without
+// NL80211_ATTR_SURVEY_INFO gives the zero survey (not in use); a reply that
+// cannot be taken apart gives an error.
+func parseSurvey(msg []byte) (survey, error) {
+	if len(msg) < genlHdrLen {
+		return survey{}, fmt.Errorf("%w: %d bytes, shorter than a genlmsghdr", errMalformed, len(msg))
+	}
+	top, err := parseAttrs(msg[genlHdrLen:])
+	if err != nil {
+		return survey{}, err
+	}
+	info, ok := find(top, attrSurveyInfo)
+	if !ok {
+		return survey{}, nil
+	}
+	sub, err := parseAttrs(info.val)
+	if err != nil {
+		return survey{}, fmt.Errorf("survey info: %w", err)
+	}
+	var s survey
+	for _, a := range sub {
+		var err error
+		switch a.typ {
+		case surveyInfoFrequency:
+			s.freq, err = u32(a)
+		case surveyInfoInUse:
+			if len(a.val) != 0 {
+				err = fmt.Errorf("%w: attribute %d: %d bytes, want a flag", errMalformed, a.typ, len(a.val))
+			}
+			s.inUse = true
+		case surveyInfoTime:
+			s.time, err = duration(a, time.Millisecond)
+			s.hasTime = true
+		case surveyInfoTimeBusy:
+			s.busy, err = duration(a, time.Millisecond)
+			s.hasBusy = true
+		}
+		if err != nil {
+			return survey{}, fmt.Errorf("survey info: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// inUseSurvey parses the replies of one survey dump and returns the
+// channel and busy time of the channel in use (Channel and Busy of the
+// result; Tx and Rx are 0). Should several be marked in use (a radio on
+// several channels at once), the first in the dump.
+//
+// No channel in use (an empty dump; an interface that is down or not on a
+// channel) is ErrNotWireless; the channel in use without
+// NL80211_SURVEY_INFO_TIME or NL80211_SURVEY_INFO_TIME_BUSY is
+// ErrNoChannelTime; a reply that cannot be taken apart is an error, even
+// one of a channel not in use.
+func inUseSurvey(msgs [][]byte) (airtime.Counters, error) {
+	var use survey
+	found := false
+	for i, m := range msgs {
+		s, err := parseSurvey(m)
+		if err != nil {
+			return airtime.Counters{}, fmt.Errorf("survey %d of %d: %w", i+1, len(msgs), err)
+		}
+		if s.inUse && !found {
+			use, found = s, true
+		}
+	}
+	if !found {
+		return airtime.Counters{}, fmt.Errorf("%w: no channel in use among the %d of the survey", ErrNotWireless, len(msgs))
+	}
+	var missing string
+	switch {
+	case !use.hasTime && !use.hasBusy:
+		missing = "neither NL80211_SURVEY_INFO_TIME nor NL80211_SURVEY_INFO_TIME_BUSY"
+	case !use.hasTime:
+		missing = "no NL80211_SURVEY_INFO_TIME"
+	case !use.hasBusy:
+		missing = "no NL80211_SURVEY_INFO_TIME_BUSY"
+	default:
+		return airtime.Counters{Channel: use.time, Busy: use.busy}, nil
+	}
+	return airtime.Counters{}, fmt.Errorf("%w: the channel in use (%d MHz) reports %s", ErrNoChannelTime, use.freq, missing)
 }

@@ -74,6 +74,14 @@ func TestConstants(t *testing.T) {
 		{"NL80211_STA_INFO_TX_BYTES64", staInfoTxBytes64, 24},
 		{"NL80211_RATE_INFO_BITRATE", rateInfoBitrate, 1},
 		{"NL80211_RATE_INFO_BITRATE32", rateInfoBitrate32, 5},
+		{"NL80211_STA_INFO_RX_DURATION", staInfoRxDuration, 32},
+		{"NL80211_STA_INFO_TX_DURATION", staInfoTxDuration, 39},
+		{"NL80211_CMD_GET_SURVEY", cmdGetSurvey, 50},
+		{"NL80211_ATTR_SURVEY_INFO", attrSurveyInfo, 84},
+		{"NL80211_SURVEY_INFO_FREQUENCY", surveyInfoFrequency, 1},
+		{"NL80211_SURVEY_INFO_IN_USE", surveyInfoInUse, 3},
+		{"NL80211_SURVEY_INFO_TIME", surveyInfoTime, 4},
+		{"NL80211_SURVEY_INFO_TIME_BUSY", surveyInfoTimeBusy, 5},
 		{"GENL_HDRLEN", genlHdrLen, 4},
 	} {
 		if c.got != c.want {
@@ -196,19 +204,23 @@ func TestParseMalformed(t *testing.T) {
 	}
 }
 
-// FuzzParseStation: no input makes the parser panic, and a parsed rate is
-// never negative.
+// FuzzParseStation: no input makes the parser panic, and a parsed rate or
+// duration is never negative.
 func FuzzParseStation(f *testing.F) {
 	f.Add(reply(sta(1000, nla(rateInfoBitrate32, le32(8667)...), nla(rateInfoBitrate, le16(8667)...))...))
 	f.Add(reply(sta(1000, nla(rateInfoBitrate, le16(540)...))...))
 	f.Add(reply(sta(1000)...))
+	f.Add(reply(nla(staInfoTxDuration, le64(300000)...), nla(staInfoRxDuration, le64(100000)...)))
 	f.Add(reply())
 	f.Add([]byte{19, 1, 0, 0, 5, 0, 21, 0, 9})
 	f.Fuzz(func(t *testing.T, msg []byte) {
 		st, err := parseStation(msg)
-		if err == nil && !(st.rate >= 0) {
-			t.Fatalf("rate %v", st.rate)
+		if err == nil && (!(st.rate >= 0) || st.txDur < 0 || st.rxDur < 0) {
+			t.Fatalf("station %+v", st)
 		}
 		_, _ = txBitrate([][]byte{msg, msg})
+		if tx, rx, err := stationAirtime([][]byte{msg, msg}); tx < 0 || rx < 0 || err != nil && (tx != 0 || rx != 0) {
+			t.Fatalf("stationAirtime = %v, %v, %v", tx, rx, err)
+		}
 	})
 }

@@ -5,8 +5,29 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/coopcc/coopcc/airtime"
 	"github.com/coopcc/coopcc/internal/nettest"
 )
+
+// TestAirtimeLoopback: on the real kernel, in the test's own namespace and
+// without privileges, the loopback interface has no airtime to read:
+// ErrNotWireless (nl80211 has no such device, or there is no nl80211
+// family), zero counters, and neither of the other sentinels.
+func TestAirtimeLoopback(t *testing.T) {
+	r, err := Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	c, err := r.Airtime("lo")
+	if !errors.Is(err, ErrNotWireless) || errors.Is(err, ErrNoChannelTime) || errors.Is(err, ErrNoDurations) || c != (airtime.Counters{}) {
+		t.Fatalf("Airtime(lo) = %+v, %v; want zero counters, ErrNotWireless", c, err)
+	}
+	t.Logf("Airtime(lo): %v", err)
+	if _, err := r.Airtime(""); err == nil || errors.Is(err, ErrNotWireless) {
+		t.Errorf("Airtime of an empty name: %v; want an error other than ErrNotWireless", err)
+	}
+}
 
 // TestTxBitrateNotWireless: on the real kernel, in a namespace of its own,
 // interfaces that are not Wi-Fi (loopback, veth, dummy where the module
@@ -37,15 +58,27 @@ func TestTxBitrateNotWireless(t *testing.T) {
 			continue
 		}
 		t.Logf("TxBitrate(%s): %v", dev, err)
+		c, err := r.Airtime(dev)
+		if !errors.Is(err, ErrNotWireless) || c != (airtime.Counters{}) {
+			t.Errorf("Airtime(%s) = %+v, %v; want zero counters, ErrNotWireless", dev, c, err)
+			continue
+		}
+		t.Logf("Airtime(%s): %v", dev, err)
 	}
 	if _, err := r.TxBitrate("nosuchdev0"); err == nil || errors.Is(err, ErrNotWireless) {
 		t.Errorf("TxBitrate of a missing interface: %v; want an error other than ErrNotWireless", err)
+	}
+	if _, err := r.Airtime("nosuchdev0"); err == nil || errors.Is(err, ErrNotWireless) {
+		t.Errorf("Airtime of a missing interface: %v; want an error other than ErrNotWireless", err)
 	}
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.TxBitrate("lo"); err == nil || errors.Is(err, ErrNotWireless) {
 		t.Errorf("TxBitrate after Close: %v; want an error other than ErrNotWireless", err)
+	}
+	if _, err := r.Airtime("lo"); err == nil || errors.Is(err, ErrNotWireless) {
+		t.Errorf("Airtime after Close: %v; want an error other than ErrNotWireless", err)
 	}
 	if err := r.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
