@@ -566,6 +566,19 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 	// took the group off. In another run one peer probed (hi 10 → 18, lo 9),
 	// the group's windows rose to 115 % of the episode's while two terminals
 	// cut, and both gave the verdict.
+	verdict := func(why string) (Decision, bool) {
+		c.capacity = 0
+		c.pay.verdict(now, g.rbar+g.d)
+		// The floor starts from the terminal's recent peak, or the group's
+		// delivery per terminal when the episode began if that is more:
+		// a terminal whose windows were bounded before it ever reached its
+		// share (lab, 2026-11-24, beside 2 CUBIC hosts at 256 ms: a peak of
+		// 424 kB/s where its peer had carried 896).
+		return c.competing(gs, g.terms[0], why, max(c.peakRate, c.comp.startShare())), true
+	}
+	if why := c.comp.airJudge(now, cp, len(g.terms), g.d, dStar, g.rbar, effective, floorWin, g.measured); why != "" {
+		return verdict(why)
+	}
 	probing, rose := c.groupProbing(now, g, mss, dStar)
 	under := g.peersUnderTarget(fresh)
 	switch {
@@ -587,14 +600,7 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 		return goOn()
 	}
 	if why := c.comp.observe(now, cp, len(g.terms), g.d, dStar, g.rbar, effective, floorWin, sized, g.measured); why != "" {
-		c.capacity = 0
-		c.pay.verdict(now, g.rbar+g.d)
-		// The floor starts from the terminal's recent peak, or the group's
-		// delivery per terminal when the episode began if that is more:
-		// a terminal whose windows were bounded before it ever reached its
-		// share (lab, 2026-11-24, beside 2 CUBIC hosts at 256 ms: a peak of
-		// 424 kB/s where its peer had carried 896).
-		return c.competing(gs, g.terms[0], why, max(c.peakRate, c.comp.startShare())), true
+		return verdict(why)
 	}
 	return goOn()
 }

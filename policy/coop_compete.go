@@ -77,10 +77,11 @@ type compete struct {
 	formed  time.Time
 	nFormed int
 	// nMax is the largest group size heard within the memory of the last
-	// evaluation, and nMaxAt when it was last heard (remember); size0 is
-	// nMax when the open episode began.
-	nMax, size0 int
-	nMaxAt      time.Time
+	// evaluation, nMaxAt when it was last heard and nMaxSince since when
+	// it has had that value (remember); size0 is nMax when the open
+	// episode began.
+	nMax, size0       int
+	nMaxAt, nMaxSince time.Time
 	// ours: since the capacity was last measured afresh, the group's
 	// queue has shown itself the group's — it stayed at the target with
 	// an estimate (since atSince) long enough, or followed the group's
@@ -593,6 +594,9 @@ func (s *compete) observe(now time.Time, cp CoopParams, n int, d, dStar, rbar, c
 // at least OffAfter) is counted as a joiner, as before.
 func (s *compete) remember(now time.Time, n int, memory time.Duration) {
 	if n >= s.nMax || now.Sub(s.nMaxAt) > memory || now.Before(s.nMaxAt) {
+		if n != s.nMax || s.nMaxSince.IsZero() {
+			s.nMaxSince = now
+		}
 		s.nMax, s.nMaxAt = n, now
 	}
 }
@@ -711,15 +715,7 @@ func (s *compete) judge(now time.Time, cp CoopParams, n int, d, dStar, rbar, cap
 	// off by the cut test). Not OffAfter into the episode: an episode that
 	// resumes after every cut would never give it.
 	grew := now.Sub(s.formed) >= cp.OffAfter && s.grewAlone(now, d, dStar, rbar, cp.OffAfter)
-	by := byCut
-	switch {
-	case grew:
-		by = byGrowth
-	case s.airVerdict(now, cp, n, d, dStar):
-		by = byAir
-	}
-	early := by != byCut
-	if !early && (now.Sub(s.since) < wait || !(cutSettled || atFloor)) {
+	if !grew && (now.Sub(s.since) < wait || !(cutSettled || atFloor)) {
 		s.state = fmt.Sprintf("queue %v against %v, %v into a wait of %v", roundDelay(d), roundDelay(s.d0), now.Sub(s.since).Round(time.Millisecond), wait.Round(time.Millisecond))
 		switch {
 		case !cut:
@@ -729,14 +725,18 @@ func (s *compete) judge(now time.Time, cp CoopParams, n int, d, dStar, rbar, cap
 		}
 		return ""
 	}
-	if !early && d < InelasticQueue*s.d0 {
+	if !grew && d < InelasticQueue*s.d0 {
 		s.state = fmt.Sprintf("queue %v followed the cut from %v", roundDelay(d), roundDelay(s.d0))
 		s.followed(now, d, capacity) // it followed the cut: ours so far; the test goes on from here
 		return ""
 	}
-	if !early && !atFloor && s.deferVerdict(now, wait, rbar, d) {
+	if !grew && !atFloor && s.deferVerdict(now, wait, rbar, d) {
 		s.state = fmt.Sprintf("queue %v against %v, the windows at %.0f %% explain it: one more wait of %v from when they first did", roundDelay(d), roundDelay(s.d0), 100*s.w/s.w0, wait.Round(time.Millisecond))
 		return ""
+	}
+	by := byCut
+	if grew {
+		by = byGrowth
 	}
 	return s.inelastic(now, cp, n, d, dStar, rbar, capacity, floorWin, measured, atFloor, cut, by)
 }
@@ -864,7 +864,7 @@ func (s *compete) inelastic(now time.Time, cp CoopParams, n int, d, dStar, rbar,
 	if ref := max(measured, s.m0, s.servedMin); atFloor && ref > 0 {
 		explained = max(explained, floorWin/ref-rbar)
 	}
-	if d <= cp.OffRatio*explained {
+	if by != byAir && d <= cp.OffRatio*explained {
 		// Within OffRatio of what the group's windows explain: no verdict
 		// (the switch-off threshold of CoopParams.OffRatio). Before the cut
 		// the test starts again from here; after it, it goes on against
@@ -907,7 +907,7 @@ func (s *compete) inelastic(now time.Time, cp CoopParams, n int, d, dStar, rbar,
 	switch by {
 	case byAir:
 		return fmt.Sprintf("coop: competing (no upper bound) for %v: queue %v with %.0f %% of the busy air outside the group for %v (hosts without coopcc)",
-			off, seconds(d), 100*s.air.others()/s.air.busy, now.Sub(s.crowdedSince).Round(time.Millisecond))
+			off, seconds(d), 100*s.air.others(), now.Sub(s.crowdedSince).Round(time.Millisecond))
 	case byGrowth:
 		return fmt.Sprintf("coop: competing (no upper bound) for %v: queue %v grew from %v while the group's windows held at %.0f segments (hosts without coopcc, or a bottleneck elsewhere)",
 			off, seconds(d), seconds(s.dHeld), s.wHeld)
