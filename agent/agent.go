@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/coopcc/coopcc/airtime"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -68,6 +69,10 @@ type Deps struct {
 	// (0 = none reported; default: linkRates, its ethtool link speed or,
 	// when the driver has none, nl80211's transmit bitrate).
 	LinkRate func(iface string) (float64, error)
+	// Airtime returns the WLAN interface's cumulative airtime counters
+	// (default: nl80211's survey and station durations; not used when the
+	// configuration names an airtime file).
+	Airtime func(iface string) (airtime.Counters, error)
 }
 
 // stateKey of the host-wide default bounds in the applied map.
@@ -88,6 +93,7 @@ type Agent struct {
 	counts  Counts
 	capab   float64 // best aggregate delivery rate seen while alone (B/s)
 	link    linkSmoother
+	air     airMeter
 	ticks   *flowTicks
 	clocks  peerClocks // the peers' send times in this terminal's clock
 	peak    policy.RatePeak
@@ -130,7 +136,8 @@ type tickState struct {
 	Reason    string
 	Guard     policy.GuardStatus
 	Own       PeerStatus
-	LinkRate  float64 // the WLAN interface's PHY rate, Mbit/s (0 = unknown)
+	LinkRate  float64          // the WLAN interface's PHY rate, Mbit/s (0 = unknown)
+	Air       airtime.Counters // the WLAN interface's airtime over the last tick (zero = unknown)
 	TickTime  time.Duration
 	Err       string
 }
@@ -150,6 +157,12 @@ func New(cfg Config, deps Deps) (*Agent, error) {
 	if deps.LinkRate == nil {
 		wifi = &wifiLink{open: openWifirate}
 		deps.LinkRate = linkRates{ethtool: ethtoolSpeed, wifi: wifi.txBitrate}.read
+	}
+	if deps.Airtime == nil {
+		if wifi == nil {
+			wifi = &wifiLink{open: openWifirate}
+		}
+		deps.Airtime = wifi.airtime
 	}
 	a := &Agent{deps: deps, log: deps.Logger, applied: map[netip.Addr]DPBounds{}, ticks: newFlowTicks(), clocks: peerClocks{}, blog: newBoundLog(), wifi: wifi}
 	if err := a.setConfig(cfg); err != nil {
@@ -306,7 +319,7 @@ func (a *Agent) Tick(now time.Time) {
 	if n <= 1 && tv.agg > a.capab {
 		a.capab = tv.agg
 	}
-	a.last = tickState{At: now, Flows: flows, UpRates: tv.upRates, Downloads: tv.downloads, Active: tv.active, Peers: peers, N: n, Decision: dec, Reason: reason, Guard: gs, LinkRate: tv.view.LinkRate}
+	a.last = tickState{At: now, Flows: flows, UpRates: tv.upRates, Downloads: tv.downloads, Active: tv.active, Peers: peers, N: n, Decision: dec, Reason: reason, Guard: gs, LinkRate: tv.view.LinkRate, Air: tv.air}
 	a.last.Own = a.ownStatusLocked(pol.Name())
 	a.last.TickTime = time.Since(start)
 	if !applied {
@@ -344,6 +357,7 @@ func (a *Agent) snapshot(filter flowFilter) ([]Flow, bool) {
 // (groupRate: agg and the peers' reports).
 type tickView struct {
 	view           View
+	air            airtime.Counters // the interface's airtime over the tick (zero = unknown)
 	upRates        []float64
 	downloads      []FlowView
 	active         int
@@ -359,6 +373,15 @@ func (a *Agent) buildView(now time.Time, iface string, flows []Flow, peers []Pee
 		a.log.Debug("link rate", "iface", iface, "err", lerr)
 	}
 	a.mu.Lock()
+	airFile := a.cfg.Monitor.AirtimeFile
+	a.mu.Unlock()
+	counters, airErr := a.readAirtime(airFile, iface)
+	if airErr != nil && iface != "" {
+		a.log.Debug("airtime", "iface", iface, "err", airErr)
+	}
+	a.mu.Lock()
+	tv.air = a.air.observe(counters, airErr == nil && iface != "")
+	tv.view.Air = tv.air.Shares()
 	tv.view.LinkRate = a.link.observe(raw)
 	ticks := a.ticks.observe(now, flows)
 	a.clocks.keep(peers)
@@ -719,6 +742,7 @@ func ethtoolSpeed(iface string) (float64, error) {
 // txBitrater is what the agent uses of a wifirate.Reader.
 type txBitrater interface {
 	TxBitrate(ifname string) (float64, error)
+	Airtime(ifname string) (airtime.Counters, error)
 	Close() error
 }
 
@@ -731,11 +755,13 @@ func openWifirate() (txBitrater, error) {
 	return r, nil
 }
 
-// wifiLink holds the default link-rate source's nl80211 reader for the
-// agent's lifetime, so that a tick neither opens sockets nor resolves the
-// nl80211 family again. It is opened at the first reading that needs it
-// (an interface without an ethtool speed: never in the lab, whose TAPs have
-// one) and closed when Run returns, which is the loop's only way out (a
+// wifiLink holds the default link-rate and airtime sources' nl80211 reader
+// for the agent's lifetime, so that a tick neither opens sockets nor
+// resolves the nl80211 family again. It is opened at the first reading that
+// needs it (an interface without an ethtool speed, or airtime counters not
+// read from a file: in the lab only an agent on the server, whose stations'
+// agents read their TAP's ethtool speed and the emulator's airtime files)
+// and closed when Run returns, which is the loop's only way out (a
 // start-up that fails before Run never ticked, so never opened it). A tick
 // after that — a caller ticking without Run — opens it again and leaves it
 // to the process's exit. It is opened on the tick's thread: the agent runs
@@ -752,14 +778,34 @@ type wifiLink struct {
 func (w *wifiLink) txBitrate(iface string) (float64, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.r == nil {
-		r, err := w.open()
-		if err != nil {
-			return 0, fmt.Errorf("nl80211: %w", err)
-		}
-		w.r = r
+	if err := w.openLocked(); err != nil {
+		return 0, err
 	}
 	return w.r.TxBitrate(iface)
+}
+
+// airtime reads iface's nl80211 airtime counters (the Deps.Airtime
+// default), opening the reader as txBitrate does.
+func (w *wifiLink) airtime(iface string) (airtime.Counters, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.openLocked(); err != nil {
+		return airtime.Counters{}, err
+	}
+	return w.r.Airtime(iface)
+}
+
+// openLocked opens the reader if it is not open (w.mu held).
+func (w *wifiLink) openLocked() error {
+	if w.r != nil {
+		return nil
+	}
+	r, err := w.open()
+	if err != nil {
+		return fmt.Errorf("nl80211: %w", err)
+	}
+	w.r = r
+	return nil
 }
 
 // close closes the reader if it is open.

@@ -114,6 +114,10 @@ type DatapathConfig struct {
 type MonitorConfig struct {
 	// Interval is the monitor period; the policy is evaluated on every tick.
 	Interval Duration `toml:"interval"`
+	// AirtimeFile, when set, is where the WLAN interface's airtime
+	// counters are read from (package airtime's file form) instead of
+	// nl80211: the lab's emulator keeps each station's there.
+	AirtimeFile string `toml:"airtime_file"`
 }
 
 // GuardConfig configures the guard that switches control off when it does

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/coopcc/coopcc/airtime"
 	"testing"
 	"time"
 
@@ -67,6 +68,11 @@ type fakeReader struct {
 func (f *fakeReader) TxBitrate(ifname string) (float64, error) {
 	f.asked = append(f.asked, ifname)
 	return f.rate, nil
+}
+
+func (f *fakeReader) Airtime(ifname string) (airtime.Counters, error) {
+	f.asked = append(f.asked, ifname)
+	return airtime.Counters{}, wifirate.ErrNotWireless
 }
 
 func (f *fakeReader) Close() error { f.closed++; return nil }
@@ -146,8 +152,9 @@ func TestRunUsesAndClosesNL80211(t *testing.T) {
 	}
 }
 
-// TestNewDefaultLinkRate: without Deps.LinkRate the agent builds the
-// ethtool-then-nl80211 source and holds its reader; with one given, none.
+// TestNewDefaultLinkRate: without Deps.LinkRate (or Deps.Airtime) the agent
+// builds the ethtool-then-nl80211 source and holds its reader; with both
+// given, none.
 func TestNewDefaultLinkRate(t *testing.T) {
 	h := newHarness(t, nil)
 	if h.a.wifi == nil || h.a.deps.LinkRate == nil {
@@ -158,12 +165,13 @@ func TestNewDefaultLinkRate(t *testing.T) {
 	}
 	a, err := New(h.a.Config(), Deps{Flows: h.flows, Datapath: h.dp, Peers: h.peers,
 		NewPolicy: func(string, map[string]any) (Policy, error) { return h.pol, nil },
-		LinkRate:  func(string) (float64, error) { return 1, nil }})
+		LinkRate:  func(string) (float64, error) { return 1, nil },
+		Airtime:   func(string) (airtime.Counters, error) { return airtime.Counters{}, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a.wifi != nil {
-		t.Error("a given LinkRate still got an nl80211 reader holder")
+		t.Error("a given LinkRate and Airtime still got an nl80211 reader holder")
 	}
 	a.closeWifi() // nothing to close: must not panic
 }

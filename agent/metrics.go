@@ -35,6 +35,7 @@ var (
 	mChanges     = prometheus.NewDesc("coopcc_bound_changes_total", "Bound changes written to the datapath.", nil, nil)
 	mTickSeconds = prometheus.NewDesc("coopcc_tick_duration_seconds", "Duration of the last control-loop iteration.", nil, nil)
 	mLinkRate    = prometheus.NewDesc("coopcc_link_rate_bits_per_second", "PHY rate the WLAN interface transmits at, smoothed over ticks, as its driver reports it (absent when unknown).", nil, nil)
+	mAir         = prometheus.NewDesc("coopcc_air_ratio", "Share of the WLAN channel's time over the last tick: busy, and this terminal's own airtime (its transmissions and the frames sent to it), as its driver reports them (absent when unknown).", []string{"kind"}, nil)
 	mBackend     = prometheus.NewDesc("coopcc_datapath_info", "The datapath backend in use.", []string{"backend"}, nil)
 )
 
@@ -51,7 +52,7 @@ type agentCollector struct{ a *Agent }
 func (c agentCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{mFlowCwnd, mFlowSRTT, mFlowMinRTT, mFlowRate, mFlowLo, mFlowHi, mBoundLo, mBoundHi,
 		mBoundHits, mRestarts, mPeers, mPeersLive, mFlows, mMessages, mPolicy, mMode, mCompeting, mReversals, mGuard, mGuardCost, mGuardOff, mTicks, mErrors,
-		mChanges, mTickSeconds, mBackend, mLinkRate} {
+		mChanges, mTickSeconds, mBackend, mLinkRate, mAir} {
 		ch <- d
 	}
 }
@@ -117,6 +118,10 @@ func (c agentCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(mBackend, g, 1, r.Backend)
 	if k := r.Own.LinkRateKbps; k > 0 {
 		ch <- prometheus.MustNewConstMetric(mLinkRate, g, float64(k)*1000)
+	}
+	if a := airShares(r.Own.AirChannelUs, r.Own.AirBusyUs, r.Own.AirOwnUs); r.Own.AirChannelUs > 0 {
+		ch <- prometheus.MustNewConstMetric(mAir, g, a.Busy, "busy")
+		ch <- prometheus.MustNewConstMetric(mAir, g, a.Own, "own")
 	}
 }
 

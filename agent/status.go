@@ -63,6 +63,7 @@ func (a *Agent) ownStatusLocked(polName string) PeerStatus {
 	s.Policy = polName
 	s.QueueSegments = a.last.Decision.QueueSegments
 	s.LinkRate = uint32(min(max(a.last.LinkRate, 0)*1000, peer.MaxLinkRate))
+	s.AirChannel, s.AirBusy, s.AirOwn = airStatus(a.last.Air, peer.MaxAirChannel)
 	a.addDownloadsLocked(&s)
 	return s
 }
@@ -249,7 +250,7 @@ func peerView(p PeerStatus) PeerView {
 		ActiveFlows: int(p.ActiveFlows) + int(p.DownFlows), SRTT: p.SRTT, MinRTT: p.MinRTT,
 		DeliveryRate: float64(p.DeliveryRate) + float64(p.DownRate), Demand: p.Demand, AppLimited: p.AppLimited,
 		Capability: float64(p.Capability), Lo: p.Lo, Hi: p.Hi, QueueSegments: p.QueueSegments, Cwnd: p.Cwnd,
-		LinkRate: float64(p.LinkRate) / 1000,
+		LinkRate: float64(p.LinkRate) / 1000, Air: airShares(p.AirChannel, p.AirBusy, p.AirOwn),
 	}
 	if p.DownFlows > 0 {
 		v.Cwnd = 0 // the uploads' cwnd against a bound that covers the downloads too: unknown

@@ -35,6 +35,11 @@ type PeerReport struct {
 	QueueSegments uint32 `json:"queue_segments,omitempty"`
 	// The WLAN interface's PHY rate, kbit/s (absent when unknown).
 	LinkRateKbps uint32 `json:"link_rate_kbps,omitempty"`
+	// The WLAN interface's airtime over the sender's last interval, µs:
+	// on the channel, busy, its own (absent when unknown; peer TLV 17).
+	AirChannelUs uint32 `json:"air_channel_us,omitempty"`
+	AirBusyUs    uint32 `json:"air_busy_us,omitempty"`
+	AirOwnUs     uint32 `json:"air_own_us,omitempty"`
 }
 
 // peerReport converts a peer status (self when self is true).
@@ -43,7 +48,8 @@ func peerReport(s PeerStatus, self bool) PeerReport {
 		MinRTTUs: usOrNil(s.MinRTT), DeliveryRate: s.DeliveryRate, DemandBytes: s.Demand, AppLimited: s.AppLimited,
 		Capability: s.Capability, Lo: s.Lo, Hi: s.Hi, Policy: s.Policy,
 		DownFlows: s.DownFlows, DownRate: s.DownRate, DownSRTTUs: usOrNil(s.DownSRTT), RcvHi: s.RcvHi,
-		QueueSegments: s.QueueSegments, LinkRateKbps: s.LinkRate}
+		QueueSegments: s.QueueSegments, LinkRateKbps: s.LinkRate,
+		AirChannelUs: s.AirChannel, AirBusyUs: s.AirBusy, AirOwnUs: s.AirOwn}
 	if !self {
 		r.Sender = SenderID(s.Sender)
 		r.Seq = s.Seq

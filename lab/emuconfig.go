@@ -49,6 +49,7 @@ func emuConfig(r scenario.Run, tb *testbed.Testbed) emu.Config {
 // into the run's emu directory) and returns its command line.
 func emuCommand(r scenario.Run, tb *testbed.Testbed, coopcc, tmp, out string) ([]string, error) {
 	cfg := emuConfig(r, tb)
+	cfg.AirtimeDir = airtimeDir(tmp)
 	path := filepath.Join(tmp, "emu.toml")
 	f, err := os.Create(path)
 	if err != nil {
@@ -66,3 +67,8 @@ func emuCommand(r scenario.Run, tb *testbed.Testbed, coopcc, tmp, out string) ([
 	}
 	return []string{coopcc, "emu", "run", "--config", path, "--out", out}, nil
 }
+
+// airtimeDir is where a run's emulator keeps the stations' airtime files
+// (emu.Config.AirtimeDir), which the run's agents read as a driver's
+// nl80211 counters (agent --airtime-file).
+func airtimeDir(tmp string) string { return filepath.Join(tmp, "air") }

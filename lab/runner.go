@@ -895,6 +895,9 @@ func startAgents(ctx context.Context, r scenario.Run, tb *testbed.Testbed, coopc
 		for _, d := range a.dst {
 			argv = append(argv, "--dst", d)
 		}
+		if a.i < len(r.Stations) { // a station's agent: its airtime as its driver would report it
+			argv = append(argv, "--airtime-file", emu.AirtimeFile(airtimeDir(tmp), a.name))
+		}
 		for _, kv := range paramFlags("", a.params) {
 			argv = append(argv, "--param", kv)
 		}

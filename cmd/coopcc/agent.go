@@ -25,6 +25,7 @@ type agentFlags struct {
 	events, metricsAddr           string
 	statusSocket, lockDir         string
 	lease, monitorInterval        time.Duration
+	airtimeFile                   string
 	backend                       string
 	receive                       string
 	dst                           []string
@@ -94,6 +95,7 @@ restore everything.`,
 	fl.StringVar(&f.lockDir, "lock-dir", "", "directory of the single-instance lock (default /run/coopcc)")
 	fl.DurationVar(&f.lease, "lease", 0, "bounds lapse this long after the last heartbeat (default 3s)")
 	fl.DurationVar(&f.monitorInterval, "monitor-interval", 0, "control-loop period: monitor, policy, datapath (default 500ms)")
+	fl.StringVar(&f.airtimeFile, "airtime-file", "", "read the WLAN interface's airtime counters from this file (the lab's emulator writes them) instead of nl80211")
 	fl.StringVar(&f.backend, "backend", "", "datapath backend: auto, struct_ops, sockops (default auto)")
 	fl.StringVar(&f.receive, "receive", "", "bound downloads through the advertised window: auto, on, off (default auto)")
 	fl.StringArrayVar(&f.dst, "dst", nil, "only bound flows to this address or prefix (repeatable)")
@@ -140,6 +142,7 @@ func loadAgentConfig(cmd *cobra.Command, f agentFlags) (agent.Config, error) {
 	set("lock-dir", func() { cfg.Observe.LockDir = f.lockDir })
 	set("lease", func() { cfg.Datapath.Lease.Duration = f.lease })
 	set("monitor-interval", func() { cfg.Monitor.Interval.Duration = f.monitorInterval })
+	set("airtime-file", func() { cfg.Monitor.AirtimeFile = f.airtimeFile })
 	set("backend", func() { cfg.Datapath.Backend = f.backend })
 	set("receive", func() { cfg.Datapath.Receive = f.receive })
 	set("dst", func() { cfg.Managed.Dst = f.dst })
