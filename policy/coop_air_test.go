@@ -155,3 +155,33 @@ func TestCompeteAirVerdictOnTicksThatJitter(t *testing.T) {
 		t.Errorf("after 999 ms of crowded air: %q; want the air's verdict", why)
 	}
 }
+
+// TestCompeteNoVerdictOnTheGroupsOwnAir: a queue that did not follow the
+// cut, on a busy medium whose air the group holds all of (ARF slowing the
+// group's own medium), gets no verdict; the same queue with the air
+// unknown does (step 9 alone), and with hosts holding a third of it the
+// air's verdict comes first.
+func TestCompeteNoVerdictOnTheGroupsOwnAir(t *testing.T) {
+	queue := []float64{0.100, 0.100, 0.100, 0.100, 0.100, 0.100, 0.100, 0.100}
+	run := func(a air) string {
+		obs := airObserver()
+		for i, d := range queue {
+			if why := obs(500*i, d, 1e6*(1-0.1*float64(min(i, 3))), a, 2); why != "" {
+				return why
+			}
+		}
+		return ""
+	}
+	if why := run(air{known: true, busy: 0.9, own: 1.05}); why != "" {
+		t.Errorf("the group's own air: verdict %q; want none", why)
+	}
+	if why := run(air{}); !strings.Contains(why, "did not follow") {
+		t.Errorf("unknown air: verdict %q; want the elasticity test's", why)
+	}
+	if why := run(air{known: true, busy: 0.9, own: 0.65}); !strings.Contains(why, "busy air outside the group") {
+		t.Errorf("a third of the air others': verdict %q; want the air's", why)
+	}
+	if why := run(air{known: true, busy: 0.4, own: 1}); !strings.Contains(why, "did not follow") {
+		t.Errorf("an idle medium (a bottleneck elsewhere): verdict %q; want the elasticity test's", why)
+	}
+}

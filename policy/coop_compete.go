@@ -882,6 +882,14 @@ func (s *compete) inelastic(now time.Time, cp CoopParams, n int, d, dStar, rbar,
 		}
 		return ""
 	}
+	if by != byAir && s.air.owned() {
+		// The busy medium is the group's: no host outside it holds the
+		// air, and competing would fight the group's own terminals
+		// (airOwned). The test starts again from here.
+		s.state = fmt.Sprintf("queue %v did not follow the cut, but the group holds %.0f %% of the busy air: starting again from it", roundDelay(d), 100*s.air.own)
+		s.start(now, n, d, capacity, measured)
+		return ""
+	}
 	if s.med.slowedSince(s.medAt) {
 		// The medium runs slower than the fastest it ran since the group
 		// was last at its target (rate adaptation reading collisions as a
