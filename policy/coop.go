@@ -378,7 +378,7 @@ func (c *coop) estimate(now time.Time, g group, dStar, mss float64, update bool)
 		// is back the next episode starts from that (the lab: 560 → 206 kB/s
 		// in two such ticks, the terminals squeezed for the rest of the run).
 		lift := !c.comp.open() || c.comp.startedAt(now) || g.d < cp.OffRatio*dStar
-		hold := max(c.comp.hold(), c.pay.hold(now, g.d, dStar, g.n()))
+		hold := max(c.comp.hold(g.measured), c.pay.hold(now, g.d, dStar, g.n()))
 		c.capacity, gain = nextCapacity(cp, g, c.capacity, dStar, mss, hold, lift)
 		return gain, ""
 	}

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -183,5 +184,30 @@ func TestCompeteNoVerdictOnTheGroupsOwnAir(t *testing.T) {
 	}
 	if why := run(air{known: true, busy: 0.4, own: 1}); !strings.Contains(why, "did not follow") {
 		t.Errorf("an idle medium (a bottleneck elsewhere): verdict %q; want the elasticity test's", why)
+	}
+}
+
+// TestCompeteHoldOnTheGroupsOwnAir replays the lone terminal at 256 ms
+// whose first estimate, taken from its slow start's windows, was 4.35 MB/s
+// on a medium that carries 3.05: the hold at 70 % of it was the medium's
+// rate, and its windows, sized for the hold at the queue as it is, kept a
+// 360 ms queue for the whole run. With the air its own, the hold is 70 % of
+// what it delivers; with the air unknown or others', of the reference.
+func TestCompeteHoldOnTheGroupsOwnAir(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		a    air
+		want float64
+	}{
+		{"own", air{known: true, busy: 0.75, own: 1}, InelasticCut * 3.05e6},
+		{"unknown", air{}, InelasticCut * 4.35e6},
+		{"others'", air{known: true, busy: 0.8, own: 0.5}, InelasticCut * 4.35e6},
+	} {
+		s := &compete{}
+		s.begin(t0, 1, 0.179, 4.35e6, 4.35e6)
+		s.seeAir(t0, tc.a)
+		if got := s.hold(3.05e6); math.Abs(got-tc.want) > 1 {
+			t.Errorf("%s air: hold %.0f B/s, want %.0f", tc.name, got, tc.want)
+		}
 	}
 }

@@ -525,12 +525,25 @@ func (s *compete) startShare() float64 {
 // hold is the least capacity estimate coop may use while an episode is
 // open: one cut of InelasticCut is the probe, and cutting further before the
 // verdict would only squeeze this terminal if the queue is not ours (a
-// squeezed CUBIC window takes tens of seconds to grow back).
-func (s *compete) hold() float64 {
+// squeezed CUBIC window takes tens of seconds to grow back). Where the
+// group holds the busy medium's air (air.owned) the queue is its own, and
+// the cut is measured from what the group delivers now (measured, B/s) when
+// that is less than the reference: a first estimate taken from a slow
+// start's windows can be 1/InelasticCut or more above the medium's rate,
+// and then the hold was the medium's rate itself — windows sized for it at
+// the queue as it is kept that queue for good. One coop terminal alone at
+// 256 ms (lab, scalability --quick, twenty-fourth session): a first
+// estimate of 4.35 MB/s, a hold of 3.05 on a medium that carries 3.05, and
+// a queue of 355–378 ms, ratio 2.4, from 2 s to the end of the run.
+func (s *compete) hold(measured float64) float64 {
 	if s.since.IsZero() {
 		return 0
 	}
-	return InelasticCut * s.ref()
+	ref := s.ref()
+	if s.air.owned() && measured > 0 {
+		ref = min(ref, measured)
+	}
+	return InelasticCut * ref
 }
 
 // ref is what the cut is measured against: the capacity estimate or, when

@@ -558,8 +558,8 @@ func TestCompeteKeepsItsReferenceUntilTheTarget(t *testing.T) {
 	s, obs := pairObserver()
 	obs(0, 0.100, 1e6)      // opens, reference 1 MB/s
 	obs(2000, 0.100, 0.7e6) // the cut
-	if why := obs(3000, 0.070, 0.7e6); why != "" || s.hold() != 0.7e6 {
-		t.Fatalf("after a dip to 70 ms: verdict %q, hold %.0f; want none and the hold at 700 kB/s", why, s.hold())
+	if why := obs(3000, 0.070, 0.7e6); why != "" || s.hold(0) != 0.7e6 {
+		t.Fatalf("after a dip to 70 ms: verdict %q, hold %.0f; want none and the hold at 700 kB/s", why, s.hold(0))
 	}
 	if why := obs(4500, 0.095, 0.7e6); why == "" {
 		t.Fatal("no verdict when the queue came back two round trips after the dip, the estimate at the hold")
@@ -568,14 +568,14 @@ func TestCompeteKeepsItsReferenceUntilTheTarget(t *testing.T) {
 	robs(0, 0.100, 1e6)
 	robs(1000, 0.030, 0.7e6) // a tick at the target
 	robs(1500, 0.060, 0.8e6)
-	if got := r.hold(); got != InelasticCut*1e6 {
+	if got := r.hold(0); got != InelasticCut*1e6 {
 		t.Errorf("after a tick at the target: hold %.0f, want 70 %% of the reference's 1 MB/s", got)
 	}
 	for ms := 2000; ms <= 3000; ms += 500 { // at the target for 1 s
 		robs(ms, 0.030, 0.7e6)
 	}
 	robs(3500, 0.060, 0.8e6)
-	if got := r.hold(); got != InelasticCut*0.8e6 {
+	if got := r.hold(0); got != InelasticCut*0.8e6 {
 		t.Errorf("after the queue stayed at the target: hold %.0f, want 70 %% of the new 800 kB/s", got)
 	}
 }
@@ -704,7 +704,7 @@ func TestCompeteJoinerCutsFromTheGroupsDelivery(t *testing.T) {
 	var s compete
 	s.observe(t0, cp, 1, 1.0, dStar, rbar, 995e3, 2*1448, rbar+1.0, 995e3)
 	s.observe(t0.Add(500*time.Millisecond), cp, 2, 1.0, dStar, rbar, 995e3, 2*1448*2, rbar+1.0, 1.58e6)
-	if got, want := s.hold(), InelasticCut*1.58e6; math.Abs(got-want) > 1 {
+	if got, want := s.hold(0), InelasticCut*1.58e6; math.Abs(got-want) > 1 {
 		t.Errorf("hold %.0f B/s after the peer joined, want %.0f (70 %% of the pair's delivery)", got, want)
 	}
 }
