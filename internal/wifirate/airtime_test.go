@@ -1,7 +1,6 @@
 package wifirate
 
 import (
-	"encoding/binary"
 	"errors"
 	"math"
 	"strings"
@@ -132,11 +131,6 @@ func TestInUseSurveyNoTimes(t *testing.T) {
 // a garbled entry of a channel not in use too.
 func TestParseSurveyMalformed(t *testing.T) {
 	good := surveyReply(channel(2412, true, 5000, 1200)...)
-	lenAt := func(b []byte, off int, n uint16) []byte {
-		c := append([]byte(nil), b...)
-		binary.NativeEndian.PutUint16(c[off:], n)
-		return c
-	}
 	infoOff := 4 + 8 // genlmsghdr, ifindex: the survey info's header
 	cases := map[string][]byte{
 		"shorter than genlmsghdr":       good[:3],

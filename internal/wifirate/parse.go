@@ -136,22 +136,34 @@ type station struct {
 // NL80211_ATTR_STA_INFO or without a transmit bitrate gives a station with
 // rate 0; a reply that cannot be taken apart gives an error.
 func parseStation(msg []byte) (station, error) {
+	sub, ok, err := nestedAttrs(msg, attrStaInfo, "station info")
+	if err != nil || !ok {
+		return station{}, err
+	}
+	return parseStaInfo(sub)
+}
+
+// nestedAttrs takes one reply apart — the generic netlink payload, struct
+// genlmsghdr followed by the nl80211 attributes — and returns the attributes
+// nested in its top-level attribute typ (what names it in errors); ok is
+// false when the reply has none.
+func nestedAttrs(msg []byte, typ uint16, what string) (sub []attr, ok bool, err error) {
 	if len(msg) < genlHdrLen {
-		return station{}, fmt.Errorf("%w: %d bytes, shorter than a genlmsghdr", errMalformed, len(msg))
+		return nil, false, fmt.Errorf("%w: %d bytes, shorter than a genlmsghdr", errMalformed, len(msg))
 	}
 	top, err := parseAttrs(msg[genlHdrLen:])
 	if err != nil {
-		return station{}, err
+		return nil, false, err
 	}
-	info, ok := find(top, attrStaInfo)
+	info, ok := find(top, typ)
 	if !ok {
-		return station{}, nil
+		return nil, false, nil
 	}
-	sub, err := parseAttrs(info.val)
+	sub, err = parseAttrs(info.val)
 	if err != nil {
-		return station{}, fmt.Errorf("station info: %w", err)
+		return nil, false, fmt.Errorf("%s: %w", what, err)
 	}
-	return parseStaInfo(sub)
+	return sub, true, nil
 }
 
 // parseStaInfo reads the attributes of enum nl80211_sta_info this package
@@ -350,20 +362,9 @@ type survey struct {
 // NL80211_ATTR_SURVEY_INFO gives the zero survey (not in use); a reply that
 // cannot be taken apart gives an error.
 func parseSurvey(msg []byte) (survey, error) {
-	if len(msg) < genlHdrLen {
-		return survey{}, fmt.Errorf("%w: %d bytes, shorter than a genlmsghdr", errMalformed, len(msg))
-	}
-	top, err := parseAttrs(msg[genlHdrLen:])
-	if err != nil {
+	sub, ok, err := nestedAttrs(msg, attrSurveyInfo, "survey info")
+	if err != nil || !ok {
 		return survey{}, err
-	}
-	info, ok := find(top, attrSurveyInfo)
-	if !ok {
-		return survey{}, nil
-	}
-	sub, err := parseAttrs(info.val)
-	if err != nil {
-		return survey{}, fmt.Errorf("survey info: %w", err)
 	}
 	var s survey
 	for _, a := range sub {

@@ -30,6 +30,13 @@ func nested(typ uint16, flag bool, attrs ...[]byte) []byte {
 	return nla(typ, p...)
 }
 
+// lenAt is a copy of b with the attribute length at off set to n.
+func lenAt(b []byte, off int, n uint16) []byte {
+	c := append([]byte(nil), b...)
+	binary.NativeEndian.PutUint16(c[off:], n)
+	return c
+}
+
 func le16(v uint16) []byte { return binary.NativeEndian.AppendUint16(nil, v) }
 func le32(v uint32) []byte { return binary.NativeEndian.AppendUint32(nil, v) }
 func le64(v uint64) []byte { return binary.NativeEndian.AppendUint64(nil, v) }
@@ -166,11 +173,6 @@ func TestTxBitratePicksMostTxBytes(t *testing.T) {
 // ErrNotWireless and never a panic.
 func TestParseMalformed(t *testing.T) {
 	good := reply(sta(1000, nla(rateInfoBitrate32, le32(8667)...))...)
-	lenAt := func(b []byte, off int, n uint16) []byte {
-		c := append([]byte(nil), b...)
-		binary.NativeEndian.PutUint16(c[off:], n)
-		return c
-	}
 	staOff := 4 + 8 + 12 // genlmsghdr, ifindex, MAC: the station info's header
 	cases := map[string][]byte{
 		"shorter than genlmsghdr":        good[:3],
