@@ -66,7 +66,9 @@ const fileHeader = "coopcc-airtime 1"
 var fileKeys = []string{"channel_us", "busy_us", "tx_us", "rx_us"}
 
 // fields are c's counters in fileKeys' order.
-func (c *Counters) fields() []*time.Duration { return []*time.Duration{&c.Channel, &c.Busy, &c.Tx, &c.Rx} }
+func (c *Counters) fields() []*time.Duration {
+	return []*time.Duration{&c.Channel, &c.Busy, &c.Tx, &c.Rx}
+}
 
 // MarshalText is the file form of c.
 func (c Counters) MarshalText() ([]byte, error) {
