@@ -40,7 +40,10 @@ func airOf(self airtime.Shares, peers []PeerView) air {
 		if s.Busy <= 0 {
 			return 0
 		}
-		return s.Own / s.Busy
+		// No terminal holds more than all the busy air it saw (a
+		// collision's time counts for each station in it, and one peer
+		// that reports a busy time near 0 must not weigh as a thousand).
+		return min(s.Own/s.Busy, 1)
 	}
 	a := air{known: self.Busy > 0, busy: self.Busy, own: of(self)}
 	for _, p := range peers {

@@ -27,6 +27,9 @@ func TestAirOf(t *testing.T) {
 	if a := airOf(self, append(peers, PeerView{})); a.known {
 		t.Errorf("an idle peer with no airtime: %+v, want unknown (its flows may have started since its status)", a)
 	}
+	if a := airOf(self, append(peers, PeerView{Air: airtime.Shares{Busy: 1e-9, Own: 1}})); a.own > 1.5501 {
+		t.Errorf("a peer reporting all its air over a busy time near 0: the group's %.2f of the busy air, want at most one more", a.own)
+	}
 	if a := airOf(airtime.Shares{}, peers); a.known {
 		t.Errorf("no busy time of our own: %+v, want unknown", a)
 	}
