@@ -14,7 +14,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/coopcc/coopcc/airtime"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -23,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coopcc/coopcc/airtime"
 	"github.com/coopcc/coopcc/internal/linkspeed"
 	"github.com/coopcc/coopcc/internal/wifirate"
 	"github.com/coopcc/coopcc/policy"
@@ -286,7 +286,7 @@ func (a *Agent) Tick(now time.Time) {
 	}
 	peers := a.deps.Peers.Live(now)
 	n := a.deps.Peers.N(now)
-	tv := a.buildView(now, cfg.Iface, flows, peers)
+	tv := a.buildView(now, cfg.Iface, cfg.Monitor.AirtimeFile, flows, peers)
 
 	dec, reason := a.policyDecision(pol, tv.view)
 	var gs policy.GuardStatus
@@ -365,16 +365,14 @@ type tickView struct {
 }
 
 // buildView builds the policy's view of the tick at now from the managed
-// flows, the live peers and the interface's PHY rate.
-func (a *Agent) buildView(now time.Time, iface string, flows []Flow, peers []PeerStatus) tickView {
+// flows, the live peers, the interface's PHY rate and its airtime (read from
+// airFile when the configuration names one).
+func (a *Agent) buildView(now time.Time, iface, airFile string, flows []Flow, peers []PeerStatus) tickView {
 	tv := tickView{view: View{Now: now, Flows: make([]FlowView, 0, len(flows)), Peers: make([]PeerView, 0, len(peers))}}
 	raw, lerr := a.deps.LinkRate(iface)
 	if lerr != nil {
 		a.log.Debug("link rate", "iface", iface, "err", lerr)
 	}
-	a.mu.Lock()
-	airFile := a.cfg.Monitor.AirtimeFile
-	a.mu.Unlock()
 	counters, airErr := a.readAirtime(airFile, iface)
 	if airErr != nil && iface != "" {
 		a.log.Debug("airtime", "iface", iface, "err", airErr)

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/coopcc/coopcc/airtime"
 	"testing"
 	"time"
 
+	"github.com/coopcc/coopcc/airtime"
 	"github.com/coopcc/coopcc/internal/linkspeed"
 	"github.com/coopcc/coopcc/internal/nettest"
 	"github.com/coopcc/coopcc/internal/wifirate"

@@ -2,12 +2,13 @@ package policy
 
 import (
 	"fmt"
-	"github.com/coopcc/coopcc/airtime"
 	"math"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/coopcc/coopcc/airtime"
 )
 
 // lossBased is a loss-based sender in the fluid model: its window grows by

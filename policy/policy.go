@@ -24,12 +24,13 @@ package policy
 
 import (
 	"fmt"
-	"github.com/coopcc/coopcc/airtime"
 	"math"
 	"net/netip"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/coopcc/coopcc/airtime"
 )
 
 // FlowView is what the policy sees of one of this terminal's own TCP flows.

@@ -1,11 +1,12 @@
 package policy
 
 import (
-	"github.com/coopcc/coopcc/airtime"
 	"math"
 	"net/netip"
 	"sort"
 	"time"
+
+	"github.com/coopcc/coopcc/airtime"
 )
 
 // Limits of what a peer's report may claim before it reaches a policy, and

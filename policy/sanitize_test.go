@@ -1,13 +1,14 @@
 package policy
 
 import (
-	"github.com/coopcc/coopcc/airtime"
 	"math"
 	"math/rand/v2"
 	"net/netip"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/coopcc/coopcc/airtime"
 )
 
 // An insider (a holder of the group key) that reports 100 Gbit/s, RTT 0 and
