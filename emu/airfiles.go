@@ -15,14 +15,14 @@ import (
 // Config.AirtimeDir.
 func AirtimeFile(dir, name string) string { return filepath.Join(dir, name+".air") }
 
-// airtimeOf is every station's airtime counters at now, as a Wi-Fi driver
-// reports them (package airtime): the time since the emulator started, the
-// medium's busy time, the station's own attempts and the attempts
-// addressed to it.
-func (e *Engine) airtimeOf(now des.Time) []airtime.Counters {
-	c := make([]airtime.Counters, len(e.Stas))
-	for i, n := range e.Stas {
-		c[i] = airtime.Counters{Channel: dur(now), Busy: dur(e.Med.BusyTime), Tx: dur(n.Stats.Airtime), Rx: dur(n.Stats.AirtimeIn)}
+// airtimeOf is the first stations' airtime counters in the medium sample
+// m, as a Wi-Fi driver reports them (package airtime): the time since the
+// emulator started, the medium's busy time, the station's own attempts
+// and the attempts addressed to it.
+func airtimeOf(m MediumSample, stations int) []airtime.Counters {
+	c := make([]airtime.Counters, stations)
+	for i := range c {
+		c[i] = airtime.Counters{Channel: dur(m.T), Busy: dur(m.Busy), Tx: dur(m.Airtime[i]), Rx: dur(m.AirtimeIn[i])}
 	}
 	return c
 }
@@ -32,13 +32,11 @@ func (e *Engine) airtimeOf(now des.Time) []airtime.Counters {
 // goroutine writes, so the timing thread never waits for a file system.
 type airtimeWriter struct {
 	paths []string // per station
-	warn  io.Writer
 	feed  *feed[[]airtime.Counters]
 
-	// Errors counts failed writes and First is the first one; read them
-	// after stop.
-	Errors uint64
-	First  error
+	// errTally's Errors counts failed writes and First is the first one;
+	// read them after stop.
+	errTally
 }
 
 // newAirtimeWriter makes dir and writes zero counters for every station,
@@ -47,7 +45,7 @@ func newAirtimeWriter(dir string, stations []Station, warn io.Writer) (*airtimeW
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("airtime directory: %w", err)
 	}
-	w := &airtimeWriter{warn: warn, feed: newFeed[[]airtime.Counters]()}
+	w := &airtimeWriter{feed: newFeed[[]airtime.Counters](), errTally: errTally{what: "airtime", warn: warn}}
 	for _, st := range stations {
 		p := AirtimeFile(dir, st.Name)
 		if err := airtime.WriteFile(p, airtime.Counters{}); err != nil {
@@ -64,15 +62,7 @@ func (w *airtimeWriter) write(c []airtime.Counters) {
 		if i >= len(w.paths) {
 			return
 		}
-		if err := airtime.WriteFile(w.paths[i], ci); err != nil {
-			w.Errors++
-			if w.First == nil {
-				w.First = err
-				if w.warn != nil {
-					fmt.Fprintf(w.warn, "emu: airtime: %v (further errors are only counted)\n", err)
-				}
-			}
-		}
+		w.note(airtime.WriteFile(w.paths[i], ci))
 	}
 }
 

@@ -2,9 +2,10 @@ package emu
 
 import (
 	"fmt"
-	"github.com/coopcc/coopcc/airtime"
 	"math/rand/v2"
 	"net"
+
+	"github.com/coopcc/coopcc/airtime"
 
 	"github.com/coopcc/coopcc/emu/dcf"
 	"github.com/coopcc/coopcc/emu/des"
@@ -65,7 +66,7 @@ type Engine struct {
 
 	// Airtime, when set, is called at every medium sample (every
 	// MediumInterval of emulated time) with each station's airtime
-	// counters (airtimeOf). It runs on the real-time timing thread, so it
+	// counters (airtimeOf the sample). It runs on the real-time timing thread, so it
 	// must not block; the slice is the callee's.
 	Airtime func(c []airtime.Counters)
 }
@@ -79,13 +80,15 @@ type QueueSample struct {
 }
 
 // MediumSample is the medium's cumulative counters at T: the time it was
-// busy and each node's airtime (its attempts' data and ACK or ACK timeout),
-// stations first, then the AP. Differences of two samples make a row of
-// medium.csv.
+// busy and each node's airtime (its attempts' data and ACK or ACK timeout)
+// and the airtime of the attempts addressed to it, stations first, then the
+// AP. Differences of two samples make a row of medium.csv; a sample is also
+// what the stations' airtime files are written from (airtimeOf).
 type MediumSample struct {
-	T       des.Time
-	Busy    des.Time
-	Airtime []des.Time
+	T         des.Time
+	Busy      des.Time
+	Airtime   []des.Time
+	AirtimeIn []des.Time
 }
 
 // MediumInterval is the period of the medium's samples (medium.csv): a
@@ -201,9 +204,10 @@ func (e *Engine) sample() {
 	now := e.Sim.Now()
 	e.Samples = append(e.Samples, QueueSample{T: now, Frames: e.AP.Backlog(), Bytes: e.AP.BacklogBytes(), DropsTotal: e.AP.Stats.Dropped()})
 	if k := len(e.Medium); k == 0 || now-e.Medium[k-1].T >= MediumInterval {
-		e.Medium = append(e.Medium, e.mediumSample(now))
+		m := e.mediumSample(now)
+		e.Medium = append(e.Medium, m)
 		if e.Airtime != nil {
-			e.Airtime(e.airtimeOf(now))
+			e.Airtime(airtimeOf(m, len(e.Stas)))
 		}
 	}
 	if e.LinkRates != nil {
@@ -215,11 +219,11 @@ func (e *Engine) sample() {
 // mediumSample takes the medium's counters at now (MediumSample).
 func (e *Engine) mediumSample(now des.Time) MediumSample {
 	nodes := e.stationsThenAP()
-	air := make([]des.Time, len(nodes))
+	m := MediumSample{T: now, Busy: e.Med.BusyTime, Airtime: make([]des.Time, len(nodes)), AirtimeIn: make([]des.Time, len(nodes))}
 	for i, n := range nodes {
-		air[i] = n.Stats.Airtime
+		m.Airtime[i], m.AirtimeIn[i] = n.Stats.Airtime, n.Stats.AirtimeIn
 	}
-	return MediumSample{T: now, Busy: e.Med.BusyTime, Airtime: air}
+	return m
 }
 
 // stationsThenAP is the nodes in the order of the emulator's per-node

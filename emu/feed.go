@@ -1,6 +1,10 @@
 package emu
 
-import "sync"
+import (
+	"fmt"
+	"io"
+	"sync"
+)
 
 // feed hands the newest of a stream of snapshots from the engine's timing
 // thread to one goroutine that applies them: offer never blocks, and a
@@ -54,4 +58,29 @@ func (f *feed[T]) stop() {
 		close(f.quit)
 		<-f.done
 	})
+}
+
+// errTally counts the errors of a feed's goroutine and tells the first one
+// (the ones after it are only counted, as a driver that refuses once
+// refuses every time). Read Errors and First after the feed stopped.
+type errTally struct {
+	what string    // names the work in the warning ("link speed", "airtime")
+	warn io.Writer // where the first error is told (nil: nowhere)
+
+	Errors uint64
+	First  error
+}
+
+// note counts err (nil is no error).
+func (t *errTally) note(err error) {
+	if err == nil {
+		return
+	}
+	t.Errors++
+	if t.First == nil {
+		t.First = err
+		if t.warn != nil {
+			fmt.Fprintf(t.warn, "emu: %s: %v (further errors are only counted)\n", t.what, err)
+		}
+	}
 }

@@ -15,19 +15,17 @@ import (
 // offer, which never blocks; one goroutine applies them.
 type speedSetter struct {
 	set  func(i int, mbps uint32) error // sets station i's speed
-	warn io.Writer                      // where the first error is told (nil: nowhere)
 	last []uint32                       // per station: the speed last asked for (0: none)
 	feed *feed[[]float64]
 
-	// Errors counts failed sets and First is the first one; read them
-	// after stop.
-	Errors uint64
-	First  error
+	// errTally's Errors counts failed sets and First is the first one;
+	// read them after stop.
+	errTally
 }
 
 // newSpeedSetter makes a setter for n stations; start starts its goroutine.
 func newSpeedSetter(n int, set func(i int, mbps uint32) error, warn io.Writer) *speedSetter {
-	return &speedSetter{set: set, warn: warn, last: make([]uint32, n), feed: newFeed[[]float64]()}
+	return &speedSetter{set: set, last: make([]uint32, n), feed: newFeed[[]float64](), errTally: errTally{what: "link speed", warn: warn}}
 }
 
 // roundMbps is a rate as a link speed: the nearest whole Mbit/s, at least 1;
@@ -48,15 +46,7 @@ func (s *speedSetter) setOne(i int, r float64) {
 		return
 	}
 	s.last[i] = v
-	if err := s.set(i, v); err != nil {
-		s.Errors++
-		if s.First == nil {
-			s.First = err
-			if s.warn != nil {
-				fmt.Fprintf(s.warn, "emu: link speed: %v (further errors are only counted)\n", err)
-			}
-		}
-	}
+	s.note(s.set(i, v))
 }
 
 // apply sets every station whose rounded rate changed.
