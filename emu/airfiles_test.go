@@ -1,8 +1,11 @@
 package emu
 
 import (
+	"bytes"
 	"math"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,5 +73,28 @@ func TestAirtimeWriter(t *testing.T) {
 	}
 	if c, err := airtime.ReadFile(AirtimeFile(dir, "sta2")); err != nil || c != want || w.Errors != 0 {
 		t.Errorf("sta2's file: %+v, %v (%d errors); want %+v", c, err, w.Errors, want)
+	}
+}
+
+// TestAirtimeWriterCountsFailedWrites: a write that fails (its directory
+// gone) is counted, the first is told once, and the next ones only counted.
+func TestAirtimeWriterCountsFailedWrites(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "air")
+	var warn bytes.Buffer
+	w, err := newAirtimeWriter(dir, []Station{{Name: "sta1"}}, &warn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		w.write([]airtime.Counters{{Channel: time.Second}})
+	}
+	if w.Errors != 3 || w.First == nil || !strings.Contains(w.First.Error(), "sta1") {
+		t.Errorf("%d errors, first %v: want 3, the first naming sta1's file", w.Errors, w.First)
+	}
+	if n := strings.Count(warn.String(), "emu: airtime:"); n != 1 {
+		t.Errorf("told %d times (%q), want once", n, warn.String())
 	}
 }

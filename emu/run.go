@@ -352,5 +352,8 @@ func (te *tapEngine) report() Report {
 	if te.spd != nil && te.spd.Errors > 0 {
 		rep.LinkSpeedErrors, rep.LinkSpeedError = te.spd.Errors, te.spd.First.Error()
 	}
+	if te.air != nil && te.air.Errors > 0 {
+		rep.AirtimeErrors, rep.AirtimeError = te.air.Errors, te.air.First.Error()
+	}
 	return rep
 }

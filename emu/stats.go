@@ -62,6 +62,11 @@ type Report struct {
 	// LinkSpeedError is the first.
 	LinkSpeedErrors uint64 `json:"link_speed_errors,omitempty"`
 	LinkSpeedError  string `json:"link_speed_error,omitempty"`
+	// AirtimeErrors counts the stations' airtime files that could not be
+	// written (Config.AirtimeDir; an agent that reads a stale file judges
+	// without the air, and the run stays valid) and AirtimeError is the first.
+	AirtimeErrors uint64 `json:"airtime_errors,omitempty"`
+	AirtimeError  string `json:"airtime_error,omitempty"`
 }
 
 // RateControlOf is the controller kind of a node of the engine ("constant" when none).
