@@ -1266,11 +1266,17 @@ func TestCoopWindowsDuringAPauseKeepTheQueueAsItIs(t *testing.T) {
 	c.comp.start(t0, 2, 0.14, 1e6, 1e6)
 	c.comp.cutAt = t0.Add(time.Second) // the cut came into force
 	c.comp.pause()                     // a queue probe closed the episode
-	if got := c.windowQueue(0.022, 0.14); got != 0.14 {
+	if got := c.windowQueue(0.022, 0.14, air{}); got != 0.14 {
 		t.Errorf("windows sized for %v during the pause, want the queue as it is (140 ms)", seconds(got))
 	}
+	if got := c.windowQueue(0.022, 0.14, air{known: true, busy: 0.8, own: 0.5}); got != 0.14 {
+		t.Errorf("windows sized for %v during the pause, hosts holding half the air: want the queue as it is (140 ms)", seconds(got))
+	}
+	if got := c.windowQueue(0.022, 0.14, air{known: true, busy: 0.8, own: 1}); got != 0.022 {
+		t.Errorf("windows sized for %v during the pause on the group's own air: want the target (22 ms)", seconds(got))
+	}
 	c.comp.cutAt = time.Time{} // before the cut: never above the episode's queue
-	if got := c.windowQueue(0.022, 0.30); got != 0.14 {
+	if got := c.windowQueue(0.022, 0.30, air{}); got != 0.14 {
 		t.Errorf("windows sized for %v during a pause before the cut, want the episode's 140 ms", seconds(got))
 	}
 }
