@@ -84,3 +84,47 @@ func TestAgentReadsTheAirtimeFile(t *testing.T) {
 		t.Errorf("own status air %d / %d / %d µs; want 500000 / 400000 / 150000", s.AirChannel, s.AirBusy, s.AirOwn)
 	}
 }
+
+// TestAgentReadsAnotherNetworksAir: where the counters tell this network's
+// frames apart (bss_rx_us), the policy sees another network's share of the
+// busy air, the status reports it (air_foreign_us) and the metrics give it
+// as coopcc_air_ratio{kind="foreign"}; without them neither is there.
+func TestAgentReadsAnotherNetworksAir(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sta1.air")
+	h := newHarness(t, func(c *Config) { c.Monitor.AirtimeFile = path })
+	h.flows.flows = []Flow{flow("10.77.9.1:40000", "10.77.9.254:5201", 40)}
+	now := time.Now()
+	for i, c := range []airtime.Counters{
+		{Channel: time.Second, Busy: 500 * time.Millisecond, Tx: 100 * time.Millisecond, BSSRx: 100 * time.Millisecond, HasBSSRx: true},
+		// 500 ms: busy 400, its own transmissions 100, its network's frames 100: 200 another network's.
+		{Channel: 1500 * time.Millisecond, Busy: 900 * time.Millisecond, Tx: 200 * time.Millisecond, Rx: 50 * time.Millisecond, BSSRx: 200 * time.Millisecond, HasBSSRx: true},
+	} {
+		if err := airtime.WriteFile(path, c); err != nil {
+			t.Fatal(err)
+		}
+		h.a.Tick(now.Add(time.Duration(i) * 500 * time.Millisecond))
+	}
+	if got := h.pol.last.Air; got.Busy != 0.8 || got.Foreign != 0.4 {
+		t.Errorf("the policy saw %+v; want busy 0.8, another network's 0.4", got)
+	}
+	if f := h.a.Status().AirForeignUs; f == nil || *f != 200000 {
+		t.Errorf("status air_foreign_us %v, want 200000", f)
+	}
+	fams := scrape(t, h.a)
+	found := false
+	for _, m := range fams["coopcc_air_ratio"].GetMetric() {
+		if l := m.GetLabel(); len(l) == 1 && l[0].GetValue() == "foreign" {
+			found = m.GetGauge().GetValue() == 0.4
+		}
+	}
+	if !found {
+		t.Errorf("no coopcc_air_ratio{kind=\"foreign\"} of 0.4 in %v", fams["coopcc_air_ratio"])
+	}
+	if err := airtime.WriteFile(path, airtime.Counters{Channel: 2 * time.Second, Busy: time.Second, Tx: 300 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	h.a.Tick(now.Add(time.Second))
+	if f := h.a.Status().AirForeignUs; f != nil || h.pol.last.Air.Foreign != 0 {
+		t.Errorf("counters without bss_rx_us: status %v, policy %+v; want neither", f, h.pol.last.Air)
+	}
+}

@@ -35,7 +35,7 @@ var (
 	mChanges     = prometheus.NewDesc("coopcc_bound_changes_total", "Bound changes written to the datapath.", nil, nil)
 	mTickSeconds = prometheus.NewDesc("coopcc_tick_duration_seconds", "Duration of the last control-loop iteration.", nil, nil)
 	mLinkRate    = prometheus.NewDesc("coopcc_link_rate_bits_per_second", "PHY rate the WLAN interface transmits at, smoothed over ticks, as its driver reports it (absent when unknown).", nil, nil)
-	mAir         = prometheus.NewDesc("coopcc_air_ratio", "Share of the WLAN channel's time over the last tick: busy, and this terminal's own airtime (its transmissions and the frames sent to it), as its driver reports them (absent when unknown).", []string{"kind"}, nil)
+	mAir         = prometheus.NewDesc("coopcc_air_ratio", "Share of the WLAN channel's time over the last tick: busy, this terminal's own airtime (its transmissions and the frames sent to it), and another network's (foreign: busy, neither its own transmissions nor its network's frames), as its driver reports them (each absent when unknown).", []string{"kind"}, nil)
 	mBackend     = prometheus.NewDesc("coopcc_datapath_info", "The datapath backend in use.", []string{"backend"}, nil)
 )
 
@@ -122,6 +122,9 @@ func (c agentCollector) Collect(ch chan<- prometheus.Metric) {
 	if a := airShares(r.Own.AirChannelUs, r.Own.AirBusyUs, r.Own.AirOwnUs); r.Own.AirChannelUs > 0 {
 		ch <- prometheus.MustNewConstMetric(mAir, g, a.Busy, "busy")
 		ch <- prometheus.MustNewConstMetric(mAir, g, a.Own, "own")
+		if f := r.AirForeignUs; f != nil {
+			ch <- prometheus.MustNewConstMetric(mAir, g, float64(*f)/float64(r.Own.AirChannelUs), "foreign")
+		}
 	}
 }
 

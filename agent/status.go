@@ -126,6 +126,10 @@ type StatusReport struct {
 	LastTick   time.Time           `json:"last_tick,omitzero"`
 	TickTimeUs int64               `json:"tick_time_us"`
 	LastError  string              `json:"last_error,omitempty"`
+	// AirForeignUs is the busy air of the last tick that was another
+	// network's on the channel, µs (airtime.Counters.Foreign; absent where
+	// the driver does not report its own network's receive time).
+	AirForeignUs *uint32 `json:"air_foreign_us,omitempty"`
 }
 
 // BoundReport is one entry of the bounds the datapath holds.
@@ -203,6 +207,10 @@ func (a *Agent) Status() StatusReport {
 	}
 	if r.Messages == nil {
 		r.Messages = map[string]uint64{}
+	}
+	if c := a.last.Air; c.HasBSSRx && r.Own.AirChannelUs > 0 {
+		us := uint32(min(c.Foreign()/time.Microsecond, time.Duration(r.Own.AirBusyUs)))
+		r.AirForeignUs = &us
 	}
 	for _, p := range a.last.Peers {
 		r.Peers = append(r.Peers, peerReport(p, false))

@@ -5,8 +5,12 @@
 // (the survey's channel and busy time, the station's tx and rx duration, as
 // `iw dev wlan0 survey dump` and `iw dev wlan0 station dump` print them); in
 // the lab the emulator of the shared medium writes them to a file per
-// station in this package's format (WriteFile, ReadFile). coop reads the
-// group's share of the busy air from them (docs/policies.md, step 9).
+// station in this package's format (WriteFile, ReadFile). Where the driver
+// also reports the time it spent receiving this network's frames (the
+// survey's TIME_BSS_RX), the busy air that is neither that nor its own
+// transmissions is another network's on the same channel (Shares.Foreign).
+// coop reads the group's share of the busy air from them (docs/policies.md,
+// step 9).
 package airtime
 
 import (
@@ -28,24 +32,46 @@ type Counters struct {
 	Busy    time.Duration // of it, the channel busy (survey TIME_BUSY)
 	Tx      time.Duration // the air this interface's own transmissions took (station TX_DURATION)
 	Rx      time.Duration // the air the frames sent to this interface took (station RX_DURATION)
+	// BSSRx is the time the radio spent receiving this network's frames
+	// (survey TIME_BSS_RX: its BSS's, whoever sent them, those sent to
+	// this interface included); HasBSSRx is false where the driver does
+	// not report it.
+	BSSRx    time.Duration
+	HasBSSRx bool
 }
 
 // Own is the interface's own airtime: its transmissions and its receptions.
 func (c Counters) Own() time.Duration { return c.Tx + c.Rx }
+
+// Foreign is the busy time that was neither this interface's transmissions
+// nor this network's frames (Busy − Tx − BSSRx, within [0, Busy]): another
+// network on the channel, and what the radio could not decode, collisions
+// included. 0 where BSSRx is not reported.
+func (c Counters) Foreign() time.Duration {
+	if !c.HasBSSRx {
+		return 0
+	}
+	return min(max(c.Busy-c.Tx-c.BSSRx, 0), max(c.Busy, 0))
+}
 
 // Sub is the increase from prev to c. A counter that went backwards (a
 // driver or an emulator that restarted) makes the interval unusable:
 // ok is false.
 func (c Counters) Sub(prev Counters) (d Counters, ok bool) {
 	d = Counters{Channel: c.Channel - prev.Channel, Busy: c.Busy - prev.Busy, Tx: c.Tx - prev.Tx, Rx: c.Rx - prev.Rx}
-	return d, d.Channel > 0 && d.Busy >= 0 && d.Tx >= 0 && d.Rx >= 0
+	if c.HasBSSRx && prev.HasBSSRx {
+		d.BSSRx, d.HasBSSRx = c.BSSRx-prev.BSSRx, true
+	}
+	return d, d.Channel > 0 && d.Busy >= 0 && d.Tx >= 0 && d.Rx >= 0 && d.BSSRx >= 0
 }
 
 // Shares are an interval's counters as fractions of the channel time:
-// Busy, the channel busy; Own, this interface's own airtime. Both are
-// clamped to [0, 1] (a driver's busy time may leave out what it sent).
+// Busy, the channel busy; Own, this interface's own airtime; Foreign,
+// another network's (Counters.Foreign; 0 where not reported). Each is
+// clamped to [0, 1], Foreign to at most Busy (a driver's busy time may leave
+// out what it sent).
 type Shares struct {
-	Busy, Own float64
+	Busy, Own, Foreign float64
 }
 
 // Shares of an interval (Sub's result); the zero Shares when it has no
@@ -55,19 +81,24 @@ func (c Counters) Shares() Shares {
 		return Shares{}
 	}
 	f := func(t time.Duration) float64 { return min(max(float64(t)/float64(c.Channel), 0), 1) }
-	return Shares{Busy: f(c.Busy), Own: f(c.Own())}
+	sh := Shares{Busy: f(c.Busy), Own: f(c.Own())}
+	sh.Foreign = min(f(c.Foreign()), sh.Busy)
+	return sh
 }
 
 // The file format: one "key value" line per counter, the values in whole
 // microseconds, after a first line that names the format. Unknown keys are
-// an error (a newer writer's file is not read as if it were complete).
+// an error (a newer writer's file is not read as if it were complete). The
+// first requiredKeys are always there; bss_rx_us only where BSSRx is known.
 const fileHeader = "coopcc-airtime 1"
 
-var fileKeys = []string{"channel_us", "busy_us", "tx_us", "rx_us"}
+var fileKeys = []string{"channel_us", "busy_us", "tx_us", "rx_us", "bss_rx_us"}
+
+const requiredKeys = 4
 
 // fields are c's counters in fileKeys' order.
 func (c *Counters) fields() []*time.Duration {
-	return []*time.Duration{&c.Channel, &c.Busy, &c.Tx, &c.Rx}
+	return []*time.Duration{&c.Channel, &c.Busy, &c.Tx, &c.Rx, &c.BSSRx}
 }
 
 // MarshalText is the file form of c.
@@ -75,12 +106,16 @@ func (c Counters) MarshalText() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString(fileHeader + "\n")
 	for i, p := range c.fields() {
+		if i >= requiredKeys && !c.HasBSSRx {
+			break
+		}
 		fmt.Fprintf(&b, "%s %d\n", fileKeys[i], *p/time.Microsecond)
 	}
 	return b.Bytes(), nil
 }
 
-// UnmarshalText reads the file form; every key must be there once.
+// UnmarshalText reads the file form; every required key must be there
+// once, bss_rx_us at most once.
 func (c *Counters) UnmarshalText(text []byte) error {
 	sc := bufio.NewScanner(bytes.NewReader(text))
 	if !sc.Scan() || sc.Text() != fileHeader {
@@ -101,7 +136,8 @@ func (c *Counters) UnmarshalText(text []byte) error {
 		}
 		*ptrs[i], seen[i] = time.Duration(us)*time.Microsecond, true
 	}
-	for i, ok := range seen {
+	got.HasBSSRx = seen[requiredKeys]
+	for i, ok := range seen[:requiredKeys] {
 		if !ok {
 			return fmt.Errorf("airtime: %s missing", fileKeys[i])
 		}

@@ -13,11 +13,15 @@ import (
 // group's own — every terminal's transmissions and the frames sent to it,
 // this terminal's and every peer's as their statuses report them (View.Air,
 // PeerView.Air). What is busy and nobody's in the group is someone else's:
-// hosts without coopcc, or another network on the channel.
+// hosts without coopcc, or another network on the channel — told apart
+// where this terminal's radio reports the time it received its own
+// network's frames (airtime.Shares.Foreign): another network's air fills no
+// queue of this one, and counts as nobody's.
 type air struct {
-	known bool    // this terminal's and every active peer's airtime are known
-	busy  float64 // the channel's busy share, this terminal's view
-	own   float64 // the group's share of the busy air: Σ own/busy over its terminals
+	known   bool    // this terminal's and every active peer's airtime are known
+	busy    float64 // the channel's busy share, this terminal's view
+	own     float64 // the group's share of the busy air: Σ own/busy over its terminals
+	foreign float64 // another network's share of the busy air, this terminal's view (0: none, or not told)
 }
 
 // airOf is the group's air from this terminal's shares and its peers'. Each
@@ -46,6 +50,9 @@ func airOf(self airtime.Shares, peers []PeerView) air {
 		return min(s.Own/s.Busy, 1)
 	}
 	a := air{known: self.Busy > 0, busy: self.Busy, own: of(self)}
+	if self.Busy > 0 {
+		a.foreign = min(self.Foreign/self.Busy, 1)
+	}
 	for _, p := range peers {
 		if p.Air.Busy <= 0 {
 			a.known = false
@@ -55,8 +62,9 @@ func airOf(self airtime.Shares, peers []PeerView) air {
 	return a
 }
 
-// others is the share of the busy air the group does not account for.
-func (a air) others() float64 { return max(1-a.own, 0) }
+// others is the share of the busy air of this network that the group does
+// not account for: hosts without coopcc.
+func (a air) others() float64 { return max(1-a.own-a.foreign, 0) }
 
 // crowded reports whether hosts outside the group hold the medium: it is
 // busy (AirBusy of the channel's time or more) and AirOthers of that or more
@@ -92,6 +100,9 @@ const AirOwned = 0.1
 func (a air) note() string {
 	if !a.known {
 		return ""
+	}
+	if a.foreign > 0 {
+		return fmt.Sprintf("; air busy %.0f %%, the group's %.0f %% of it, another network's %.0f %%", 100*a.busy, 100*a.own, 100*a.foreign)
 	}
 	return fmt.Sprintf("; air busy %.0f %%, the group's %.0f %% of it", 100*a.busy, 100*a.own)
 }

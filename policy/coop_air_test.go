@@ -43,6 +43,35 @@ func TestAirOf(t *testing.T) {
 	}
 }
 
+// TestAirOfAnotherNetwork: where the radio tells its own network's frames
+// apart (airtime.Shares.Foreign), another network's air on the channel is
+// nobody's: not crowded, and the group's own when the rest is its; hosts
+// of this network still crowd it. Unknown (0), everything not the group's
+// counts as someone else's, as before.
+func TestAirOfAnotherNetwork(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		self           airtime.Shares
+		crowded, owned bool
+	}{
+		// Two coop terminals hold 0.15 each of a channel 0.8 busy; another
+		// network the remaining 0.5.
+		{"another network's", airtime.Shares{Busy: 0.8, Own: 0.15, Foreign: 0.5}, false, true},
+		{"another network's, not told", airtime.Shares{Busy: 0.8, Own: 0.15}, true, false},
+		// Hosts of this network hold 0.3 of it beside another network's 0.2.
+		{"hosts beside another network", airtime.Shares{Busy: 0.8, Own: 0.15, Foreign: 0.2}, true, false},
+	} {
+		peers := []PeerView{{ActiveFlows: 1, Air: airtime.Shares{Busy: 0.8, Own: 0.15}}}
+		a := airOf(tc.self, peers)
+		if a.crowded() != tc.crowded || a.owned() != tc.owned {
+			t.Errorf("%s: %+v crowded %v, owned %v; want %v, %v", tc.name, a, a.crowded(), a.owned(), tc.crowded, tc.owned)
+		}
+	}
+	if a := airOf(airtime.Shares{Busy: 0.8, Own: 0.1, Foreign: 0.5}, nil); !strings.Contains(a.note(), "another network's 62 %") {
+		t.Errorf("note %q does not say another network's share", a.note())
+	}
+}
+
 // TestCompeteAirVerdict replays what two coop terminals beside two CUBIC
 // hosts saw in the lab (coexistence --quick, N = 4, 256 ms, twenty-third
 // session): the AP's queue full of the hosts' ACKs, the group's RTT falling

@@ -71,7 +71,7 @@ func SanitizeView(v View) View {
 	return out
 }
 
-// plausibleAir is a in [0, 1] each; NaN is unknown (0).
+// plausibleAir is a in [0, 1] each, Foreign at most Busy; NaN is unknown (0).
 func plausibleAir(a airtime.Shares) airtime.Shares {
 	share := func(x float64) float64 {
 		if math.IsNaN(x) {
@@ -79,7 +79,8 @@ func plausibleAir(a airtime.Shares) airtime.Shares {
 		}
 		return min(max(x, 0), 1)
 	}
-	return airtime.Shares{Busy: share(a.Busy), Own: share(a.Own)}
+	busy := share(a.Busy)
+	return airtime.Shares{Busy: busy, Own: share(a.Own), Foreign: min(share(a.Foreign), busy)}
 }
 
 // rateCeiling is the highest delivery rate a peer may plausibly report.

@@ -87,7 +87,7 @@ func TestSanitizeViewProperties(t *testing.T) {
 	}
 	wildRTT := func() time.Duration { return time.Duration(rng.Int64N(int64(120*time.Second))) - time.Second }
 	for i := 0; i < 2000; i++ {
-		v := View{Now: t0, Flows: []FlowView{{Dst: dstA, MSS: 1448, DeliveryRate: rng.Float64() * 5e6, MinRTT: 5 * time.Millisecond, SRTT: 6 * time.Millisecond}}, LinkRate: wild(), Air: airtime.Shares{Busy: wild(), Own: wild()}}
+		v := View{Now: t0, Flows: []FlowView{{Dst: dstA, MSS: 1448, DeliveryRate: rng.Float64() * 5e6, MinRTT: 5 * time.Millisecond, SRTT: 6 * time.Millisecond}}, LinkRate: wild(), Air: airtime.Shares{Busy: wild(), Own: wild(), Foreign: wild()}}
 		for k := rng.IntN(12); k > 0; k-- {
 			v.Peers = append(v.Peers, PeerView{ActiveFlows: rng.IntN(70000) - 5, SRTT: wildRTT(), MinRTT: wildRTT(), DeliveryRate: wild(), Capability: wild(), LinkRate: wild(), Air: airtime.Shares{Busy: wild() - 1e6, Own: wild()}})
 		}
@@ -96,7 +96,9 @@ func TestSanitizeViewProperties(t *testing.T) {
 		if !(s.LinkRate >= 0 && s.LinkRate <= MaxPlausibleLinkRate) {
 			t.Fatalf("own link rate %v outside [0, %v]", s.LinkRate, MaxPlausibleLinkRate)
 		}
-		inUnit := func(a airtime.Shares) bool { return a.Busy >= 0 && a.Busy <= 1 && a.Own >= 0 && a.Own <= 1 }
+		inUnit := func(a airtime.Shares) bool {
+			return a.Busy >= 0 && a.Busy <= 1 && a.Own >= 0 && a.Own <= 1 && a.Foreign >= 0 && a.Foreign <= a.Busy
+		}
 		if !inUnit(s.Air) {
 			t.Fatalf("own airtime %+v outside [0, 1]", s.Air)
 		}

@@ -73,6 +73,10 @@ func TestInUseSurvey(t *testing.T) {
 		{"replies without survey info", [][]byte{surveyReply(), surveyReply(channel(2462, true, 0, 0)...), surveyReply()}, airtime.Counters{}},
 		{"nested flag set", [][]byte{append(surveyReply(), nested(attrSurveyInfo, true, channel(2412, true, 8, 4)...)...)}, airtime.Counters{Channel: ms(8), Busy: ms(4)}},
 		{"largest time", [][]byte{surveyReply(channel(2412, true, maxMs, 0)...)}, airtime.Counters{Channel: ms(maxMs)}},
+		{"local BSS rx time", [][]byte{
+			surveyReply(append(channel(2412, false, 10, 9), surveyPad, nla(surveyInfoTimeBSSRx, le64(8)...))...),
+			surveyReply(append(channel(2437, true, 5000, 1200), surveyPad, nla(surveyInfoTimeBSSRx, le64(700)...))...),
+		}, airtime.Counters{Channel: ms(5000), Busy: ms(1200), BSSRx: ms(700), HasBSSRx: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := inUseSurvey(tc.msgs)
@@ -268,6 +272,17 @@ func TestWithStation(t *testing.T) {
 	got, err = withStation(c, [][]byte{reply(staDur(10, 300000, -1)...)})
 	if !errors.Is(err, ErrNoDurations) || got != c {
 		t.Errorf("without rx duration: %+v, %v; want %+v, ErrNoDurations", got, err, c)
+	}
+	local := c
+	local.BSSRx, local.HasBSSRx = ms(600), true
+	got, err = withStation(local, [][]byte{reply(staDur(10, 300000, 100000)...)})
+	if want := (airtime.Counters{Channel: ms(5000), Busy: ms(1200), Tx: ms(300), Rx: ms(100), BSSRx: ms(600), HasBSSRx: true}); err != nil || got != want {
+		t.Errorf("with durations and BSS rx: %+v, %v; want %+v", got, err, want)
+	}
+	// Without its own transmissions the network's share cannot be told.
+	got, err = withStation(local, [][]byte{reply(staDur(10, -1, -1)...)})
+	if !errors.Is(err, ErrNoDurations) || got != c {
+		t.Errorf("BSS rx without durations: %+v, %v; want %+v (no BSS rx), ErrNoDurations", got, err, c)
 	}
 	got, err = withStation(c, nil)
 	if !errors.Is(err, ErrNotWireless) || got != (airtime.Counters{}) {

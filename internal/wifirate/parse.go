@@ -64,6 +64,10 @@ const (
 	// NL80211_SURVEY_INFO_TIME_BUSY = 5 (enum nl80211_survey_info), u64,
 	// milliseconds: of it, the primary channel sensed busy.
 	surveyInfoTimeBusy = unix.NL80211_SURVEY_INFO_TIME_BUSY
+	// NL80211_SURVEY_INFO_TIME_BSS_RX = 11 (enum nl80211_survey_info), u64,
+	// milliseconds: of it, the time spent receiving the local BSS's frames
+	// (Linux 5.4; mt76 reports it, many drivers do not).
+	surveyInfoTimeBSSRx = unix.NL80211_SURVEY_INFO_TIME_BSS_RX
 )
 
 // genlHdrLen is the size of struct genlmsghdr (u8 cmd, u8 version, u16
@@ -339,7 +343,9 @@ func withStation(c airtime.Counters, msgs [][]byte) (airtime.Counters, error) {
 	tx, rx, err := stationAirtime(msgs)
 	switch {
 	case errors.Is(err, ErrNoDurations):
-		c.Tx, c.Rx = 0, 0
+		// Without the station's own transmissions the busy air that is not
+		// the network's cannot be told apart from them either.
+		c.Tx, c.Rx, c.BSSRx, c.HasBSSRx = 0, 0, 0, false
 		return c, err
 	case err != nil:
 		return airtime.Counters{}, err
@@ -351,10 +357,10 @@ func withStation(c airtime.Counters, msgs [][]byte) (airtime.Counters, error) {
 // survey is what one NL80211_CMD_NEW_SURVEY_RESULTS reply says about one
 // channel of the interface's radio.
 type survey struct {
-	freq             uint32 // center frequency, MHz (0 = not reported)
-	inUse            bool   // the channel the radio is on
-	time, busy       time.Duration
-	hasTime, hasBusy bool // whether the driver reported them
+	freq                       uint32 // center frequency, MHz (0 = not reported)
+	inUse                      bool   // the channel the radio is on
+	time, busy, bssRx          time.Duration
+	hasTime, hasBusy, hasBSSRx bool // whether the driver reported them
 }
 
 // parseSurvey parses one survey reply: the generic netlink payload, i.e.
@@ -383,6 +389,9 @@ func parseSurvey(msg []byte) (survey, error) {
 		case surveyInfoTimeBusy:
 			s.busy, err = duration(a, time.Millisecond)
 			s.hasBusy = true
+		case surveyInfoTimeBSSRx:
+			s.bssRx, err = duration(a, time.Millisecond)
+			s.hasBSSRx = true
 		}
 		if err != nil {
 			return survey{}, fmt.Errorf("survey info: %w", err)
@@ -393,7 +402,7 @@ func parseSurvey(msg []byte) (survey, error) {
 
 // inUseSurvey parses the replies of one survey dump and returns the
 // channel and busy time of the channel in use (Channel and Busy of the
-// result; Tx and Rx are 0). Should several be marked in use (a radio on
+// result, and BSSRx where the driver reports it; Tx and Rx are 0). Should several be marked in use (a radio on
 // several channels at once), the first in the dump.
 //
 // No channel in use (an empty dump; an interface that is down or not on a
@@ -425,7 +434,7 @@ func inUseSurvey(msgs [][]byte) (airtime.Counters, error) {
 	case !use.hasBusy:
 		missing = "no NL80211_SURVEY_INFO_TIME_BUSY"
 	default:
-		return airtime.Counters{Channel: use.time, Busy: use.busy}, nil
+		return airtime.Counters{Channel: use.time, Busy: use.busy, BSSRx: use.bssRx, HasBSSRx: use.hasBSSRx}, nil
 	}
 	return airtime.Counters{}, fmt.Errorf("%w: the channel in use (%d MHz) reports %s", ErrNoChannelTime, use.freq, missing)
 }

@@ -148,7 +148,8 @@ func (r *Reader) TxBitrate(ifname string) (float64, error) {
 // Airtime reads ifname's cumulative airtime counters: Channel and Busy from
 // the survey of the channel the radio is on (NL80211_CMD_GET_SURVEY, the
 // entry with NL80211_SURVEY_INFO_IN_USE: NL80211_SURVEY_INFO_TIME and
-// NL80211_SURVEY_INFO_TIME_BUSY, in milliseconds), Tx and Rx from the
+// NL80211_SURVEY_INFO_TIME_BUSY, in milliseconds; BSSRx from
+// NL80211_SURVEY_INFO_TIME_BSS_RX where the driver reports it), Tx and Rx from the
 // station entry TxBitrate reads — for a client interface its AP; with
 // several, the one sent the most bytes (NL80211_CMD_GET_STATION:
 // NL80211_STA_INFO_TX_DURATION and NL80211_STA_INFO_RX_DURATION, in
