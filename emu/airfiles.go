@@ -18,11 +18,17 @@ func AirtimeFile(dir, name string) string { return filepath.Join(dir, name+".air
 // airtimeOf is the first stations' airtime counters in the medium sample
 // m, as a Wi-Fi driver reports them (package airtime): the time since the
 // emulator started, the medium's busy time, the station's own attempts
-// and the attempts addressed to it.
-func airtimeOf(m MediumSample, stations int) []airtime.Counters {
+// and the attempts addressed to it; with bssRx also the time it received
+// this network's frames: the busy time that was neither its own attempts
+// nor another network's (MediumSample.Foreign; a collision with one counts
+// as the other network's, as a radio that could not decode it reports it).
+func airtimeOf(m MediumSample, stations int, bssRx bool) []airtime.Counters {
 	c := make([]airtime.Counters, stations)
 	for i := range c {
 		c[i] = airtime.Counters{Channel: dur(m.T), Busy: dur(m.Busy), Tx: dur(m.Airtime[i]), Rx: dur(m.AirtimeIn[i])}
+		if bssRx {
+			c[i].BSSRx, c[i].HasBSSRx = max(dur(m.Busy-m.Airtime[i]-m.Foreign), 0), true
+		}
 	}
 	return c
 }

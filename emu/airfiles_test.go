@@ -98,3 +98,51 @@ func TestAirtimeWriterCountsFailedWrites(t *testing.T) {
 		t.Errorf("told %d times (%q), want once", n, warn.String())
 	}
 }
+
+// TestNeighbourNetwork: another network's station on the channel takes
+// air in proportion to its load; none of its frames reaches the emulated
+// network; and with AirtimeBSSRx a station's counters leave it out of this
+// network's receive time, so it is the foreign share of the busy air —
+// without it the files carry no BSSRx.
+func TestNeighbourNetwork(t *testing.T) {
+	run := func(bssRx bool) (airtime.Shares, *Engine, airtime.Counters) {
+		cfg := Config{Stations: []Station{{}}, AirtimeBSSRx: bssRx, Neighbour: NeighbourConfig{LoadMbps: 10}}
+		if err := cfg.Normalize(); err != nil {
+			t.Fatal(err)
+		}
+		e, _, _ := testEngine(t, cfg)
+		var got [][]airtime.Counters
+		e.Airtime = func(c []airtime.Counters) { got = append(got, c) }
+		for range 1500 { // sta1 saturated for the second
+			e.FromStation(0, frame(cfg.Server.MAC, cfg.Stations[0].MAC, 1500))
+		}
+		e.Sim.RunUntil(des.Second)
+		d, ok := got[len(got)-1][0].Sub(got[1][0])
+		if !ok {
+			t.Fatalf("counters went backwards: %+v, %+v", got[1], got[len(got)-1])
+		}
+		return d.Shares(), e, d
+	}
+	s, e, d := run(true)
+	nb := float64(e.nb.airtime()) / float64(des.Second)
+	// 10 Mbit/s of 1500-byte frames at 54 Mbit/s: ~833 frames/s of ~0.3 ms each.
+	if nb < 0.15 || nb > 0.4 {
+		t.Errorf("the neighbour took %.2f of the air at 10 Mbit/s, want 0.15–0.4", nb)
+	}
+	if got := float64(e.nb.bytes*8) / 1e6; got < 8 || got > 12 {
+		t.Errorf("the neighbour's AP received %.1f Mbit in 1 s, want ~10", got)
+	}
+	if e.UpBytes == 0 || e.DownBytes != 0 {
+		t.Errorf("up %d, down %d bytes: sta1's frames to the server only, none of the neighbour's", e.UpBytes, e.DownBytes)
+	}
+	if !d.HasBSSRx || math.Abs(s.Foreign-nb) > 0.05 || s.Foreign >= s.Busy {
+		t.Errorf("shares %+v (BSSRx %v, %v): want another network's %.2f of the air", s, d.BSSRx, d.HasBSSRx, nb)
+	}
+	if s, _, d := run(false); d.HasBSSRx || s.Foreign != 0 {
+		t.Errorf("without AirtimeBSSRx: %+v, shares %+v; want no BSSRx", d, s)
+	}
+	bad := Config{Stations: []Station{{}}, Neighbour: NeighbourConfig{LoadMbps: 60}}
+	if err := bad.Normalize(); err == nil || !strings.Contains(err.Error(), "neighbour") {
+		t.Errorf("a load above the PHY rate: %v, want an error naming the neighbour", err)
+	}
+}

@@ -58,6 +58,14 @@ type Config struct {
 	// station's Wi-Fi driver reports them through nl80211. The lab hands
 	// each agent its station's file.
 	AirtimeDir string `toml:"airtime_dir"`
+	// AirtimeBSSRx: the airtime files also report the time each station
+	// received this network's frames (bss_rx_us: every busy time that was
+	// neither its own transmissions nor the neighbour network's), as a
+	// driver that reports NL80211_SURVEY_INFO_TIME_BSS_RX does (mt76);
+	// without it they do not, as most drivers do not.
+	AirtimeBSSRx bool `toml:"airtime_bss_rx,omitempty"`
+	// Neighbour is another network on the same channel (none by default).
+	Neighbour NeighbourConfig `toml:"neighbour,omitempty"`
 
 	AP       APConfig   `toml:"ap"`
 	Wire     WireConfig `toml:"wire"`
@@ -172,6 +180,9 @@ func (c *Config) Normalize() error {
 		return err
 	}
 	if err := c.normalizeAP(); err != nil {
+		return err
+	}
+	if err := c.Neighbour.normalize(p); err != nil {
 		return err
 	}
 	if err := c.Wire.Up.Validate(); err != nil {

@@ -69,6 +69,8 @@ type Engine struct {
 	// counters (airtimeOf the sample). It runs on the real-time timing thread, so it
 	// must not block; the slice is the callee's.
 	Airtime func(c []airtime.Counters)
+
+	nb *neighbour // another network on the channel (Config.Neighbour; nil = none)
 }
 
 // QueueSample is one apqueue.csv row.
@@ -89,6 +91,8 @@ type MediumSample struct {
 	Busy      des.Time
 	Airtime   []des.Time
 	AirtimeIn []des.Time
+	// Foreign is the air another network's attempts took (Config.Neighbour).
+	Foreign des.Time
 }
 
 // MediumInterval is the period of the medium's samples (medium.csv): a
@@ -152,6 +156,7 @@ func NewEngine(cfg Config, sim *des.Sim, staPorts []Port, srv Port) (*Engine, er
 			e.schedTrace(i, tr)
 		}
 	}
+	e.nb = e.addNeighbour()
 	if kind := cfg.AP.RateControl; kind != "" && kind != ratectl.KindConstant {
 		mk := func(to int) (ratectl.Controller, error) {
 			return dcf.NewController(kind, p, apAcc, e.Med.Nodes[to].RateMbps, cfg.Seed^uint64(to)<<48^0x4150)
@@ -207,7 +212,7 @@ func (e *Engine) sample() {
 		m := e.mediumSample(now)
 		e.Medium = append(e.Medium, m)
 		if e.Airtime != nil {
-			e.Airtime(airtimeOf(m, len(e.Stas)))
+			e.Airtime(airtimeOf(m, len(e.Stas), e.Cfg.AirtimeBSSRx))
 		}
 	}
 	if e.LinkRates != nil {
@@ -219,7 +224,7 @@ func (e *Engine) sample() {
 // mediumSample takes the medium's counters at now (MediumSample).
 func (e *Engine) mediumSample(now des.Time) MediumSample {
 	nodes := e.stationsThenAP()
-	m := MediumSample{T: now, Busy: e.Med.BusyTime, Airtime: make([]des.Time, len(nodes)), AirtimeIn: make([]des.Time, len(nodes))}
+	m := MediumSample{T: now, Busy: e.Med.BusyTime, Airtime: make([]des.Time, len(nodes)), AirtimeIn: make([]des.Time, len(nodes)), Foreign: e.nb.airtime()}
 	for i, n := range nodes {
 		m.Airtime[i], m.AirtimeIn[i] = n.Stats.Airtime, n.Stats.AirtimeIn
 	}
@@ -299,6 +304,9 @@ func (e *Engine) apEnqueue(f *dcf.Frame) {
 
 // deliver routes a frame received over the air.
 func (e *Engine) deliver(from *dcf.Node, f *dcf.Frame, to *dcf.Node) {
+	if e.nb.takes(to, f) {
+		return
+	}
 	if to == e.AP { // uplink: the AP bridges
 		dst := f.Data
 		if len(dst) < EthernetHeader {

@@ -50,7 +50,11 @@ type Report struct {
 	WireDownDrops uint64  `json:"wire_down_drops"`
 	UnknownDrops  uint64  `json:"unknown_dst_drops"`
 	BusyFraction  float64 `json:"medium_busy_fraction"`
-	DownDrops     uint64  `json:"iface_down_drops"` // frames for an interface that was down
+	// NeighbourAirFraction is the share of the run's time another network's
+	// attempts took (Config.Neighbour), NeighbourMbps what its AP received.
+	NeighbourAirFraction float64 `json:"neighbour_air_fraction,omitempty"`
+	NeighbourMbps        float64 `json:"neighbour_mbps,omitempty"`
+	DownDrops            uint64  `json:"iface_down_drops"` // frames for an interface that was down
 	// LateBy: events more than 100 µs late, by what the loop was doing before.
 	LateBy map[string]uint64 `json:"late_by,omitempty"`
 	// RateControl names each node's rate controller (stations by name, "ap").
@@ -131,6 +135,10 @@ func NewReport(e *Engine, h *Histogram, o Overload, dur des.Time) Report {
 	}
 	if dur > 0 {
 		r.BusyFraction = float64(e.Med.BusyTime) / float64(dur)
+		if e.nb != nil {
+			r.NeighbourAirFraction = float64(e.nb.airtime()) / float64(dur)
+			r.NeighbourMbps = float64(e.nb.bytes*8) / (float64(dur) / 1e3)
+		}
 	}
 	if h.Count() == 0 {
 		r.Valid, r.Reason = false, "no events handled"

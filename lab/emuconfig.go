@@ -33,6 +33,8 @@ func emuConfig(r scenario.Run, tb *testbed.Testbed) emu.Config {
 		AP:             emu.APConfig{Queue: r.WLAN.APQueue, QueueFrames: r.WLAN.APQueueSize, RateControl: r.WLAN.RateControl},
 		Wire:           emu.WireConfig{Up: w, Down: w},
 		Server:         emu.Endpoint{Netns: tb.Server.Netns, Iface: tb.Server.Iface},
+		Neighbour:      emu.NeighbourConfig{LoadMbps: r.WLAN.NeighbourLoad.Mbps()},
+		AirtimeBSSRx:   r.WLAN.AirtimeBSSRx,
 	}
 	for i, st := range r.Stations {
 		nd := tb.Stations[i]

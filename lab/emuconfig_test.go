@@ -61,6 +61,8 @@ name = "e"
 modes = ["ap-priority"]
 [wlan]
 ap_queue_size = 50
+neighbour_load = "8Mbps"
+airtime_bss_rx = true
 [wired]
 delay = "256ms"
 rate = "10Mbps"
@@ -76,6 +78,9 @@ phy_mbps = 24
 	cfg := emuConfig(runs[0], fakeTestbed(2))
 	if cfg.PHY != "g" || cfg.AP.Queue != "priority" || cfg.AP.QueueFrames != 50 {
 		t.Errorf("phy/ap: %+v %+v", cfg.PHY, cfg.AP)
+	}
+	if cfg.Neighbour.LoadMbps != 8 || !cfg.AirtimeBSSRx {
+		t.Errorf("neighbour %+v, airtime_bss_rx %v: want 8 Mbit/s, true", cfg.Neighbour, cfg.AirtimeBSSRx)
 	}
 	// [interpretation] the scenario's delay is the round trip: half per direction.
 	if cfg.Wire.Up.DelayMs != 128 || cfg.Wire.Down.DelayMs != 128 || cfg.Wire.Up.RateMbps != 10 {

@@ -59,7 +59,8 @@ func stationRecord(st scenario.Station, port int) schema.Station {
 // wlanRecord is the scenario's medium in the record's terms.
 func wlanRecord(w scenario.WLAN) schema.WLAN {
 	return schema.WLAN{PHY: w.PHY, DataMbps: w.DataMbps, APQueue: w.APQueue, APQueueSize: w.APQueueSize,
-		StaQueueSize: w.StaQueueSize, FER: w.FER, RetryLimit: w.RetryLimit, AMPDUMax: w.AMPDUMax}
+		StaQueueSize: w.StaQueueSize, FER: w.FER, RetryLimit: w.RetryLimit, AMPDUMax: w.AMPDUMax,
+		NeighbourMbps: w.NeighbourLoad.Mbps(), AirtimeBSSRx: w.AirtimeBSSRx}
 }
 
 func writeJSON(path string, v any) error {

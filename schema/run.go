@@ -200,6 +200,10 @@ type WLAN struct {
 	FER          float64 `json:"fer"`            // frame error rate, all stations
 	RetryLimit   int     `json:"retry_limit"`    // 0 = the preset's
 	AMPDUMax     int     `json:"ampdu_max"`      // frames per A-MPDU, 802.11n/ac (0 = the preset's)
+	// NeighbourMbps is another network's offered load on the channel (0 = none).
+	NeighbourMbps float64 `json:"neighbour_mbps,omitempty"`
+	// AirtimeBSSRx: the terminals' airtime counters told their own network's frames apart.
+	AirtimeBSSRx bool `json:"airtime_bss_rx,omitempty"`
 }
 
 // Wired is the wired pipe of a run in plain units.

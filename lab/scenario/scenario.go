@@ -63,6 +63,14 @@ type WLAN struct {
 	// Engine is the emulator's real-time engine: "threaded" (default) or
 	// "inline" (docs/emulator.md).
 	Engine string `toml:"engine" json:"engine,omitempty"`
+	// NeighbourLoad is another network on the same channel: one of its
+	// stations offers this load (Poisson, 1500-byte frames) to its own AP,
+	// contending for the air (0 = none; docs/emulator.md).
+	NeighbourLoad Rate `toml:"neighbour_load" json:"neighbour_load,omitempty"`
+	// AirtimeBSSRx: the terminals' airtime counters report the time they
+	// received their own network's frames, as drivers that report
+	// NL80211_SURVEY_INFO_TIME_BSS_RX do (mt76; most do not).
+	AirtimeBSSRx bool `toml:"airtime_bss_rx" json:"airtime_bss_rx,omitempty"`
 }
 
 // wlanProfile is a named set of [wlan] defaults standing for a testbed.
@@ -477,6 +485,9 @@ func (s *Scenario) checkWLAN(add func(string, ...any)) {
 	}
 	if s.WLAN.AMPDUMax < 0 || s.WLAN.AMPDUMax > 256 {
 		add("wlan.ampdu_max %d: want 0..256 (0 = the preset's)", s.WLAN.AMPDUMax)
+	}
+	if s.WLAN.NeighbourLoad < 0 || s.WLAN.NeighbourLoad > 10e9 {
+		add("wlan.neighbour_load %v: want 0 (none) up to the PHY's rate", s.WLAN.NeighbourLoad)
 	}
 }
 
