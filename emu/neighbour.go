@@ -83,13 +83,17 @@ func (e *Engine) addNeighbour() *neighbour {
 	return nb
 }
 
-// takes reports whether the neighbour network's AP is to: it takes the
-// frame and nothing of it enters the emulated network.
+// takes reports whether to is one of the neighbour network's nodes: it
+// takes the frame (its AP counts its station's; either ignores the emulated
+// network's broadcasts, another BSSID's) and nothing of it enters the
+// emulated network.
 func (nb *neighbour) takes(to *dcf.Node, f *dcf.Frame) bool {
-	if nb == nil || to != nb.ap {
+	if nb == nil || (to != nb.ap && to != nb.sta) {
 		return false
 	}
-	nb.bytes += uint64(f.MSDU)
+	if to == nb.ap && f.To == nb.ap.ID {
+		nb.bytes += uint64(f.MSDU)
+	}
 	return true
 }
 
