@@ -222,6 +222,9 @@ type coop struct {
 	// lastGroup is the group's delivery at the evaluation before (0 = none):
 	// a delivery still growing fast is a slow start's (firstEstimate).
 	lastGroup float64
+	// lastQueue is the group's queueing delay at the evaluation before (s):
+	// a queue a cut drained since is no idle bottleneck (group.drained).
+	lastQueue float64
 	// probe learns the queue per contender the medium needs
 	// (coop_probe.go); probeWindow is the group's window sum at the first
 	// evaluation of epoch probeEpoch's probe phase, and probeOpen whether
@@ -278,7 +281,7 @@ func (c *coop) Decide(v View) Decision {
 		c.pay.note(self.rate, g.measured/g.n())
 	}
 	c.last = c.evaluate(v, gs, g, update)
-	c.lastGroup = g.measured
+	c.lastGroup, c.lastQueue = g.measured, g.d
 	if c.last.Mode == "" {
 		c.last.Mode = ModeCooperative
 	}
@@ -379,6 +382,7 @@ func (c *coop) estimate(now time.Time, g group, dStar, mss float64, update bool)
 		// in two such ticks, the terminals squeezed for the rest of the run).
 		lift := !c.comp.open() || c.comp.startedAt(now) || g.d < cp.OffRatio*dStar
 		hold := max(c.comp.hold(g.measured), c.pay.hold(now, g.d, dStar, g.n()))
+		g.drained = c.lastQueue >= dStar
 		c.capacity, gain = nextCapacity(cp, g, c.capacity, dStar, mss, hold, lift)
 		return gain, ""
 	}
@@ -917,7 +921,7 @@ func (c *coop) competing(gs []dstGroup, self terminal, why string, seed float64)
 
 func (c *coop) reset() {
 	c.tick = cadence{}
-	c.comp, c.peakRate, c.peakGroup, c.lastGroup, c.probe, c.probeEpoch, c.probeWindow, c.probeOpen = compete{}, 0, 0, 0, queueProbe{}, 0, 0, false
+	c.comp, c.peakRate, c.peakGroup, c.lastGroup, c.lastQueue, c.probe, c.probeEpoch, c.probeWindow, c.probeOpen = compete{}, 0, 0, 0, 0, queueProbe{}, 0, 0, false
 	c.pay = payoff{}
 	c.capacity = 0
 	c.last = Decision{}

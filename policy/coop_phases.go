@@ -78,6 +78,10 @@ type group struct {
 	// theirs is unknown). A peer in competitive mode is not counted: its
 	// CUBIC grows on its own.
 	boundWindow float64
+	// drained: the group's queue was at or above its target at the
+	// evaluation before (coop.lastQueue), so a queue near 0 now was emptied
+	// by a cut, and the delivery since includes what it held.
+	drained bool
 }
 
 // SlackUse is the window use (cwnd over the upper bound) under which a
@@ -377,7 +381,7 @@ func nextCapacity(cp CoopParams, g group, c, dStar, mss, hold float64, lift bool
 		// do not find bounds 1.44 × above what the medium carried when they
 		// grow into them (testbed2012: that overshoot set off ARF's collapse).
 		gain = min(gain, 1)
-	} else if g.idle(dStar) && g.measured > c {
+	} else if g.idle(dStar) && g.measured > c && !g.drained {
 		// The bottleneck is idle (a quarter of the target queue or less,
 		// and the windows deliver more than the estimate: at an idle
 		// bottleneck they carry C·(R̄+d*)/R̄): nothing to overshoot yet,
@@ -387,7 +391,14 @@ func nextCapacity(cp CoopParams, g group, c, dStar, mss, hold float64, lift bool
 		// is windows that have not grown into their bounds yet, not an idle
 		// medium: there GainMax had taken ten terminals at 256 ms from an
 		// estimate already at the medium's 3.0 MB/s to 3.8 and the queue to
-		// 1.38 × the base RTT (lab, 2026-11-26; alone, 1.4 ×).
+		// 1.38 × the base RTT (lab, 2026-11-26; alone, 1.4 ×). Nor is a
+		// queue that a cut emptied since the evaluation before (drained):
+		// the delivery then includes what the queue held — four coop
+		// terminals at 256 ms whose windows went to the target on their own
+		// air (coop.windowQueue) drained 142 ms of queue in a tick, delivered
+		// 3.23 MB/s on a medium that carries 3.0, and GainMax on that took
+		// the estimate to 4.04 and the queue back to 96 ms a second later
+		// (lab, scalability --quick, twenty-fifth session).
 		gain = cp.GainMax
 	}
 	if lift {

@@ -106,6 +106,13 @@ func TestNextCapacityStepsOfTheLaw(t *testing.T) {
 	if gain != cp.GainMax || math.Abs(next-delivered*cp.GainMax) > 1e-6 {
 		t.Errorf("idle: gain %v next %.0f, want %v and %.0f", gain, next, cp.GainMax, delivered*cp.GainMax)
 	}
+	// A queue a cut emptied since the evaluation before: its delivery
+	// included what the queue held — the law's gain, not GainMax.
+	drained := idle
+	drained.drained = true
+	if _, gain := nextCapacity(cp, drained, 2e6, dStar, mss, 0, true); gain >= cp.GainMax || math.Abs(gain-math.Pow((rbar+dStar)/rbar, cp.Gain)) > 1e-9 {
+		t.Errorf("drained by a cut: gain %v, want the law's %v", gain, math.Pow((rbar+dStar)/rbar, cp.Gain))
+	}
 	// No queue but the delivery at or under the estimate: windows that have
 	// not grown into their bounds, not an idle medium — the law's gain.
 	lagging := group{terms: make([]terminal, n), rbar: rbar, d: 0, measured: 2e6}
