@@ -139,6 +139,16 @@ func TestNeighbourNetwork(t *testing.T) {
 	if e.UpBytes == 0 || e.DownBytes != 60 {
 		t.Errorf("up %d, down %d bytes: sta1's frames to the server and the server's broadcast to sta1 only, none of the neighbour's", e.UpBytes, e.DownBytes)
 	}
+	var h Histogram
+	h.Add(1000)
+	rep := NewReport(e, &h, Overload{}, des.Second)
+	if math.Abs(rep.NeighbourAirFraction-nb) > 1e-9 || rep.NeighbourMbps < 8 || rep.RateControl["neighbour-sta"] != "constant" {
+		t.Errorf("report: neighbour air %.3f (want %.3f), %.1f Mbit/s, rate control %q", rep.NeighbourAirFraction, nb, rep.NeighbourMbps, rep.RateControl["neighbour-sta"])
+	}
+	dir := t.TempDir()
+	if err := WriteStats(dir, e, rep); err != nil {
+		t.Errorf("WriteStats with a neighbour: %v", err)
+	}
 	if !d.HasBSSRx || math.Abs(s.Foreign-nb) > 0.05 || s.Foreign >= s.Busy {
 		t.Errorf("shares %+v (BSSRx %v, %v): want another network's %.2f of the air", s, d.BSSRx, d.HasBSSRx, nb)
 	}

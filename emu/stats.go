@@ -73,11 +73,15 @@ type Report struct {
 	AirtimeError  string `json:"airtime_error,omitempty"`
 }
 
-// RateControlOf is the controller kind of a node of the engine ("constant" when none).
+// RateControlOf is the controller kind of a node of the engine ("constant"
+// when none, and for the neighbour network's nodes).
 func (e *Engine) RateControlOf(n *dcf.Node) string {
 	kind := e.Cfg.AP.RateControl
 	if n != e.AP {
-		kind = e.Cfg.Stations[n.ID-1].RateControl
+		kind = ""
+		if i := n.ID - 1; i >= 0 && i < len(e.Cfg.Stations) {
+			kind = e.Cfg.Stations[i].RateControl
+		}
 	}
 	if kind == "" {
 		kind = "constant"
