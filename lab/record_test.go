@@ -32,7 +32,7 @@ func fullRun() schema.Run {
 		Server:   "10.77.0.1", Valid: true, InvalidReason: "none", DurationS: 30.5, LengthS: 30,
 		Start: start, TrafficStart: start.Add(3 * time.Second), End: start.Add(40 * time.Second),
 		Backend: "emu", Direction: "up",
-		WLAN:         schema.WLAN{PHY: "802.11g", DataMbps: 54, APQueue: "fifo", APQueueSize: 100, StaQueueSize: 50, FER: 0.01, RetryLimit: 7, AMPDUMax: 1},
+		WLAN:         schema.WLAN{PHY: "802.11g", DataMbps: 54, APQueue: "fifo", APQueueSize: 100, StaQueueSize: 50, FER: 0.01, RetryLimit: 7, AMPDUMax: 1, NeighbourMbps: 10, AirtimeBSSRx: true},
 		Wired:        schema.Wired{RateBps: 100e6, DelayMS: 256, QueueSize: 1000, Loss: 0.001},
 		PolicyParams: map[string]any{"alpha": 2.5, "table": map[string]any{"x": "y"}}, ServerAgent: true,
 		Sysctls:    map[string]map[string]string{"sta1": {"net.ipv4.tcp_congestion_control": "coopcc_cubic"}},
