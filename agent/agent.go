@@ -416,7 +416,7 @@ func (a *Agent) buildView(now time.Time, iface, airFile string, flows []Flow, pe
 		tv.upRates[i] = rate
 		tv.view.Flows = append(tv.view.Flows, FlowView{
 			Dst: f.Dst.Addr(), Cwnd: f.Cwnd, MSS: f.MSS, SRTT: f.SRTT, MinRTT: f.MinRTT,
-			DeliveryRate: rate, AppLimited: f.AppLimited || !act,
+			DeliveryRate: rate, RateSampled: act && !ticks[i].Known, AppLimited: f.AppLimited || !act,
 		})
 	}
 	a.mu.Lock()

@@ -96,7 +96,8 @@ func TestBothSidesAppliesHiToReceive(t *testing.T) {
 
 // An upload's rate, for the policy and in the status sent to peers, is its
 // goodput between ticks (bytes acknowledged), not TCP_INFO's delivery-rate
-// sample, which block acks inflate; a flow's first tick has only the sample.
+// sample, which block acks inflate; a flow's first tick has only the sample,
+// and the view says so (RateSampled).
 func TestUploadRateIsGoodputBetweenTicks(t *testing.T) {
 	h := newHarness(t, nil)
 	t0 := time.Unix(1_700_000_000, 0)
@@ -104,14 +105,14 @@ func TestUploadRateIsGoodputBetweenTicks(t *testing.T) {
 	up.Cookie, up.DeliveryRate, up.BytesAcked = 9, 33e6, 10_000_000
 	h.flows.flows = []Flow{up}
 	h.a.Tick(t0)
-	if fs := h.pol.last.Flows; len(fs) != 1 || fs[0].DeliveryRate != 33e6 {
-		t.Fatalf("first tick %+v: want the delivery-rate sample (33e6)", fs)
+	if fs := h.pol.last.Flows; len(fs) != 1 || fs[0].DeliveryRate != 33e6 || !fs[0].RateSampled {
+		t.Fatalf("first tick %+v: want the delivery-rate sample (33e6), marked sampled", fs)
 	}
 	up.BytesAcked += 2_500_000 // 5 MB/s over 0.5 s; the sample still says 33 MB/s
 	h.flows.flows = []Flow{up}
 	h.a.Tick(t0.Add(500 * time.Millisecond))
-	if fs := h.pol.last.Flows; len(fs) != 1 || fs[0].DeliveryRate != 5e6 {
-		t.Fatalf("second tick %+v: want the goodput 5e6", fs)
+	if fs := h.pol.last.Flows; len(fs) != 1 || fs[0].DeliveryRate != 5e6 || fs[0].RateSampled {
+		t.Fatalf("second tick %+v: want the goodput 5e6, not marked sampled", fs)
 	}
 	if own := h.a.OwnStatus(); own.DeliveryRate != 5e6 {
 		t.Fatalf("own status delivery rate %d, want the goodput 5e6", own.DeliveryRate)

@@ -466,7 +466,8 @@ func (c *coop) observeProbe(now time.Time, g group, mss, sized float64, update b
 	eligible := c.capacity > 0 && !ramping && c.queueLetsProbe(g.d, span)
 	bites := func(s float64) bool { return c.probeMoves(g, mss, s) }
 	deep := g.d >= c.targetQueue(g, mss, c.capacity, c.probe.probeValue(cp, 1))
-	return c.probe.observe(cp, now, c.p.EvalInterval, len(g.terms), g.measured, eligible, deep, bites)
+	t := probeTick{n: len(g.terms), delivery: g.measured, sampled: g.terms[0].rateSampled, eligible: eligible, deep: deep}
+	return c.probe.observe(cp, now, c.p.EvalInterval, t, bites)
 }
 
 // queueLetsProbe reports whether a queue d (s) lets the group probe: it is

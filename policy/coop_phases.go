@@ -18,6 +18,9 @@ import (
 type terminal struct {
 	base, queue time.Duration
 	rate        float64
+	// rateSampled: rate includes a kernel's one-ACK sample (this terminal
+	// only; FlowView.RateSampled).
+	rateSampled bool
 	appLimited  bool
 	capability  float64
 	// use is the terminal's windows over their upper bounds (cwnd / hi,
@@ -152,6 +155,7 @@ func selfTerminal(gs []dstGroup, capability float64) terminal {
 			qs = append(qs, max(g.SRTT-g.MinRTT, 0))
 		}
 		self.rate += g.Rate
+		self.rateSampled = self.rateSampled || g.RateSampled
 		if g.Bulk > 0 {
 			self.appLimited = false
 		}

@@ -39,7 +39,12 @@ type FlowView struct {
 	Cwnd, MSS    uint32 // segments, bytes
 	SRTT, MinRTT time.Duration
 	DeliveryRate float64 // bytes/s
-	AppLimited   bool
+	// RateSampled: DeliveryRate is the kernel's last delivery-rate sample
+	// (one ACK's), not the bytes acknowledged over an interval — a flow the
+	// agent sees for the first time has no interval yet. One sample
+	// scatters by ±10 % around what the flow carries.
+	RateSampled bool
+	AppLimited  bool
 	// Download marks a flow this terminal receives: its bound is the window
 	// advertised to the remote sender (Cwnd is then what the sender has in
 	// flight, SRTT the receive-side RTT).
@@ -313,6 +318,7 @@ type dstGroup struct {
 	SRTT, MinRTT time.Duration
 	Ratio        float64
 	Rate         float64
+	RateSampled  bool // some flow's rate in Rate is a sample (FlowView.RateSampled)
 	MSS          uint32
 }
 
@@ -355,6 +361,7 @@ func groupByDst(flows []FlowView, defMSS uint32) []dstGroup {
 		}
 		if finitePos(f.DeliveryRate) {
 			g.Rate += f.DeliveryRate
+			g.RateSampled = g.RateSampled || f.RateSampled
 		}
 		if f.MSS > 0 && (g.MSS == 0 || f.MSS < g.MSS) {
 			g.MSS = f.MSS
