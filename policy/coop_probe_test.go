@@ -192,6 +192,19 @@ func TestQueueProbeCreditedStartIsAMeasuredGain(t *testing.T) {
 	}
 }
 
+// On a medium whose delivery scatters by ±10 % from one evaluation to the
+// next and gains nothing from queue (802.11g under ARF at 4 ms), the best
+// (the smoothed delivery's decaying maximum) sits above most baselines by
+// more than UpGain: that is the scatter, no evidence for another up-probe
+// (outOfScatter). The group's first up-probe (a start that queued less)
+// is its only one in 120 s.
+func TestQueueProbeScatterIsNoEvidence(t *testing.T) {
+	noisy := scattered(func(float64) float64 { return 3e6 }, 0.1)
+	if learned, probing := runProbeFrom(t, noisy, []probeTick{{n: 4, delivery: 3e6}}, 0, 120*time.Second); learned != 2 || probing > probeEnd {
+		t.Errorf("flat medium scattered by ±10 %%: learned %v segments, %d evaluations probing; want 2 and one probe (<= %d)", learned, probing, probeEnd)
+	}
+}
+
 func TestQueueProbeDescendsWhenQueueCostsThroughput(t *testing.T) {
 	// A medium that loses throughput with queue (rate adaptation that takes
 	// collisions of backlogged stations for a bad channel): from 64 segments
