@@ -31,13 +31,15 @@ type CoopParams struct {
 	LoFraction float64 `toml:"lo_fraction" json:"lo_fraction,omitempty"`
 	// HiFloor is the smallest upper bound ever set, segments. Default 2.
 	HiFloor uint32 `toml:"hi_floor" json:"hi_floor,omitempty"`
-	// QueueSegments is the least queue the target allows per contender of
-	// the medium, segments: the target queueing delay is at least the time
-	// the bottleneck takes to serve that many segments for every terminal
-	// and for the AP.
+	// QueueSegments is the queue the target allows per contender of the
+	// medium until the queue probe learns better, segments: the target
+	// queueing delay is at least the time the bottleneck takes to serve
+	// that many segments for every terminal and for the AP.
 	// Default 2, one delayed-ACK pair (RFC 5681: the receiver acknowledges
 	// every second full segment, so a sender needs two segments beyond its
-	// share of the path to never wait for an ACK).
+	// share of the path to never wait for an ACK). The probe goes below it
+	// (to ProbeMinSegments, the whole target with it) only on a measured
+	// gain (coop_probe.go).
 	QueueSegments uint32 `toml:"queue_segments" json:"queue_segments,omitempty"`
 	// Headroom is the extra rate granted to an application-limited flow or
 	// terminal above what it uses now, so it can grow. Default 0.1 (10 %).
@@ -459,6 +461,11 @@ func (c *coop) observeProbe(now time.Time, g group, mss, sized float64, update b
 		return ""
 	}
 	ramping := g.idle(sized) && !c.probe.probing(cp) // an up-probe's first ticks are below its target
+	// A down-probe's queue drains from the learned target's: the span is
+	// the larger target's. Against the probe's own, half the learned one,
+	// a queue just over the learned target voided every down-probe in its
+	// first tick (the fluid model, TestCoopConvergesInFluidModel).
+	sized = max(sized, c.targetQueue(g, mss, c.capacity, c.probe.learned(cp)))
 	span := probeQueueSpan * cp.OffRatio * sized
 	if !cp.DisableSwitchOff && !c.comp.provedOurs() {
 		span = cp.OffRatio * sized // no wider than a queue the elasticity test leaves alone

@@ -344,17 +344,24 @@ func latecomerBase(base, srtt, d, floor time.Duration) time.Duration {
 // segs·MSS·(n+1)/C), seconds: the relative target, but never less than the
 // time the bottleneck needs to serve segs segments for every contender of
 // the medium — the n terminals and the AP, which forwards their ACKs — at the
-// capacity the windows are sized for. segs is at least QueueSegments (2: one
-// delayed-ACK pair) and more where the queue probe found that more queue
-// pays (aggregation: coop_probe.go). On short paths (4 ms: d* by ratio alone
+// capacity the windows are sized for. segs is QueueSegments (2: one
+// delayed-ACK pair) unless the queue probe found that more queue pays
+// (aggregation: coop_probe.go) or that less does (below). On short paths (4 ms: d* by ratio alone
 // is under 1 ms, less than one 802.11 contention round of a few stations
 // plus a delayed ACK) the relative target cannot be met even with no queue
 // of ours, and "inflated" would never clear; one station alone needs 13–14
 // segments at 4 ms where 2 segments over its BDP gave it 10–11. With the
 // same C in the windows, this floor is exactly segs·(n+1) extra segments in
 // all. capacity 0: no floor.
+//
+// Below QueueSegments (the queue probe's down-probes, where less queue
+// measurably paid: rate adaptation that reads the collisions of backlogged
+// stations as a bad channel) the whole target shrinks with segs: the
+// relative term too, by segs/QueueSegments — on a long path it is what sets
+// the queue, and the medium that paid for fewer segments per contender pays
+// for less queue whichever term holds it.
 func targetQueue(cp CoopParams, g group, mss, capacity, segs float64) float64 {
-	dq := (cp.TargetRatio - 1) * g.rbar
+	dq := (cp.TargetRatio - 1) * g.rbar * min(1, segs/float64(max(cp.QueueSegments, 1)))
 	if capacity > 0 {
 		dq = max(dq, segs*mss*(g.n()+1)/capacity)
 	}

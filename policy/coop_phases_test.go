@@ -77,6 +77,26 @@ func TestTargetQueueFloorIsQueueSegmentsPerContender(t *testing.T) {
 	}
 }
 
+// Below QueueSegments (a down-probe the medium paid for) the whole target
+// shrinks in proportion, on a long path (the relative term) as on a short
+// one (the floor); above it only the floor grows.
+func TestTargetQueueBelowQueueSegmentsShrinksTheWhole(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	const mss = 1448.0
+	for _, rbar := range []float64{0.004, 0.256} {
+		g := group{terms: make([]terminal, 10), rbar: rbar}
+		full := targetQueue(cp, g, mss, 3e6, float64(cp.QueueSegments))
+		half := targetQueue(cp, g, mss, 3e6, float64(cp.QueueSegments)/2)
+		if math.Abs(half-full/2) > 1e-12 {
+			t.Errorf("R̄ %v: d* %v at %d segments, %v at half of them; want half", rbar, full, cp.QueueSegments, half)
+		}
+	}
+	g := group{terms: make([]terminal, 10), rbar: 0.256}
+	if got, want := targetQueue(cp, g, mss, 3e6, 2*float64(cp.QueueSegments)), (cp.TargetRatio-1)*0.256; got != want {
+		t.Errorf("R̄ 256 ms, 4 segments: d* %v, want the relative target %v (not scaled up)", got, want)
+	}
+}
+
 func TestNextCapacityStepsOfTheLaw(t *testing.T) {
 	cp := CoopParams{}.Defaults()
 	const mss, rbar = 1448.0, 0.256

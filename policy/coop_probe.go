@@ -36,8 +36,15 @@ import (
 //     up again. Steps of ×4 keep the effect of a step above the noise of a
 //     few seconds of delivery (±10 % per tick in the lab; ×2 steps were
 //     rejected by noise where they gained);
-//   - down (÷ProbeDown, not below QueueSegments): adopted when the delivery
-//     fell by less than DownLoss; the next epoch probes down again.
+//   - down (÷ProbeDown): adopted when the delivery fell by less than
+//     DownLoss; the next epoch probes down again. Below QueueSegments (to
+//     ProbeMinSegments) a down-probe needs what an up-probe needs, a gain:
+//     the delayed-ACK pair is what a medium that serves one frame per access
+//     needs, and a medium that carries more with less (rate adaptation that
+//     takes the collisions of backlogged stations for a bad channel: under
+//     the lab's testbed2012 profile one segment per contender carried 2.1 ×
+//     what two did for 6 terminals at 4 ms) shows it. There the whole target
+//     shrinks, its relative term too (targetQueue).
 //
 // Each working point is probed upwards once (the first in a group of a new
 // size, and after every change of the learned value); after a failed
@@ -68,6 +75,9 @@ type queueProbe struct {
 	smooth  float64 // EWMA of the group's delivery, B/s
 	best    float64 // decaying maximum of smooth, B/s
 	triedUp bool    // an up-probe failed at the learned value
+	// triedBelow: a down-probe below QueueSegments failed at the learned
+	// value.
+	triedBelow bool
 	// start is the delivery of the uncontrolled start that restart
 	// credited as an up-probe (B/s), kept until the first epoch with a
 	// baseline judges it (startEpoch); 0 = none, −1 = the next delivery
@@ -111,7 +121,17 @@ const (
 	// ProbeMaxSegments bounds the learned queue per contender: 4 × the
 	// largest 802.11ac aggregate (64 MPDUs).
 	ProbeMaxSegments = 256
+	// ProbeMinSegments is the least: one segment per contender, the least
+	// a window can hold beyond its share of the path, in the whole
+	// segments the peers' protocol carries (TLV 15).
+	ProbeMinSegments = 1
 )
+
+// probeFloor is the least segments per contender the probe learns: one,
+// or QueueSegments where that is less.
+func probeFloor(cp CoopParams) float64 {
+	return float64(min(ProbeMinSegments, cp.QueueSegments))
+}
 
 // current returns the segments per contender the windows use now: the
 // probe's during the first half of a probing epoch, the learned ones
@@ -136,7 +156,10 @@ func (q *queueProbe) atWorkingPoint() bool {
 func (q *queueProbe) probing(cp CoopParams) bool { return q.current(cp) != q.learned(cp) }
 
 func (q *queueProbe) learned(cp CoopParams) float64 {
-	return max(q.segs, float64(cp.QueueSegments))
+	if q.segs == 0 {
+		return float64(cp.QueueSegments)
+	}
+	return min(max(q.segs, probeFloor(cp)), ProbeMaxSegments)
 }
 
 func (q *queueProbe) probeValue(cp CoopParams, dir int) float64 {
@@ -144,7 +167,7 @@ func (q *queueProbe) probeValue(cp CoopParams, dir int) float64 {
 	if dir > 0 {
 		return min(s*ProbeUp, ProbeMaxSegments)
 	}
-	return max(s/ProbeDown, float64(cp.QueueSegments))
+	return max(s/ProbeDown, probeFloor(cp))
 }
 
 // probeTick is what one periodic evaluation tells the queue probe
@@ -254,6 +277,7 @@ func epochAt(now time.Time, period time.Duration) (e, phase int64, ok bool) {
 func (q *queueProbe) restart(n int, e int64, deep bool) {
 	first := q.n == 0
 	q.n, q.epoch, q.dir, q.decided, q.smooth, q.best, q.triedUp, q.steady = n, e, 0, false, 0, 0, first && deep, 0
+	q.triedBelow = false
 	q.base, q.probe, q.tail, q.start = nil, nil, nil, 0
 	if q.triedUp {
 		q.start = -1 // the next delivery is the credited start's (observe)
@@ -288,14 +312,19 @@ func (q *queueProbe) startEpoch(cp CoopParams, e int64, bites func(s float64) bo
 	}
 	// After a failed up-probe the next needs the delivery UpGain below the
 	// best, and beyond the baseline's scatter; after a credited start
-	// (restart), an excess of the start's.
-	gain := !q.triedUp || (mean(q.base) < (1-ProbeUpGain)*q.best && q.outOfScatter(q.best)) || q.startGained()
+	// (restart), an excess of the start's. A down-probe below QueueSegments
+	// likewise: once per working point, again only on that evidence (where
+	// less queue gains nothing, 802.11g, it is one probe of 2.5 s).
+	lost := mean(q.base) < (1-ProbeUpGain)*q.best && q.outOfScatter(q.best)
+	gain := !q.triedUp || lost || q.startGained()
+	below := !q.triedBelow || lost
 	q.start = 0 // the credited start is judged once, here
 	for _, d := range []int{dir, -dir} {
-		if d > 0 && !gain {
+		s := q.probeValue(cp, d)
+		if (d > 0 && !gain) || (d < 0 && s < float64(cp.QueueSegments) && !below) {
 			continue
 		}
-		if s := q.probeValue(cp, d); s != q.learned(cp) && bites(s) {
+		if s != q.learned(cp) && bites(s) {
 			q.dir = d
 			return
 		}
@@ -336,7 +365,7 @@ func (q *queueProbe) outOfScatter(x float64) bool {
 
 // agree makes the learned value the group's: the upper median of this
 // terminal's and of every peer's advertised value (PeerView.QueueSegments,
-// 0 = none), each clamped to [QueueSegments, ProbeMaxSegments]. Terminals
+// 0 = none), each clamped to [probeFloor, ProbeMaxSegments]. Terminals
 // judge a probe from slightly different views (their own delivery now, the
 // peers' a report late) and near the threshold they differ: without this a
 // group split into two working points (one of four terminals at 16
@@ -355,7 +384,7 @@ func (q *queueProbe) agree(cp CoopParams, now time.Time, period time.Duration, p
 	if _, phase, ok := epochAt(now, period); !ok || phase < probeAgree*int64(period) {
 		return
 	}
-	lo := float64(cp.QueueSegments)
+	lo := probeFloor(cp)
 	vals := []float64{q.learned(cp)}
 	for _, p := range peers {
 		if p.QueueSegments > 0 {
@@ -369,9 +398,9 @@ func (q *queueProbe) agree(cp CoopParams, now time.Time, period time.Duration, p
 	m := vals[len(vals)/2]
 	switch {
 	case m > q.learned(cp): // the majority adopted an up-probe this one rejected
-		q.segs, q.next, q.wait, q.backoff, q.triedUp = m, 1, 0, 0, false
+		q.segs, q.next, q.wait, q.backoff, q.triedUp, q.triedBelow = m, 1, 0, 0, false, false
 	case m < q.learned(cp): // it rejected one this one adopted (or took a down-probe)
-		q.segs, q.next, q.triedUp = m, -1, true
+		q.segs, q.next, q.triedUp, q.triedBelow = m, -1, true, false
 		q.wait, q.backoff = q.backoff, min(max(2*q.backoff, 1), ProbeMaxWait)
 	}
 }
@@ -390,14 +419,15 @@ func (q *queueProbe) judge(cp CoopParams) string {
 	// adopted by chance costs delivery, which the up-probes then see.
 	se := math.Sqrt(sqErr(q.probe) + sqErr(q.base))
 	ok := ratio >= 1+ProbeUpGain && mean(q.probe)-mean(q.base) >= 2*se
-	if q.dir < 0 {
-		ok = ratio > 1-ProbeDownLoss
+	if q.dir < 0 && to >= float64(cp.QueueSegments) {
+		ok = ratio > 1-ProbeDownLoss // below QueueSegments a gain, as up (queueProbe)
 	}
 	verdict := "rejected"
 	if ok {
-		q.segs, q.next, q.backoff, q.triedUp, verdict = to, q.dir, 0, false, "adopted"
+		q.segs, q.next, q.backoff, q.triedUp, q.triedBelow, verdict = to, q.dir, 0, false, false, "adopted"
 	} else {
 		q.triedUp = q.triedUp || q.dir > 0
+		q.triedBelow = q.triedBelow || to < float64(cp.QueueSegments)
 		q.next, q.wait = -q.dir, q.backoff
 		q.backoff = min(max(2*q.backoff, 1), ProbeMaxWait)
 	}
