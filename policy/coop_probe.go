@@ -42,7 +42,7 @@ import (
 //     the delayed-ACK pair is what a medium that serves one frame per access
 //     needs, and a medium that carries more with less (rate adaptation that
 //     takes the collisions of backlogged stations for a bad channel: under
-//     the lab's testbed2012 profile one segment per contender carried 2.1 ×
+//     the lab's testbed2012 profile one segment per contender carried 1.6–2.1 ×
 //     what two did for 6 terminals at 4 ms) shows it. There the whole target
 //     shrinks, its relative term too (targetQueue).
 //

@@ -228,8 +228,8 @@ func TestQueueProbeDescendsWhenQueueCostsThroughput(t *testing.T) {
 
 // Below the delayed-ACK pair only on a gain: a medium whose rate adaptation
 // takes the collisions of backlogged stations for a bad channel (the lab's
-// testbed2012 profile at 4 ms: 6 terminals carried 10.7 Mbit/s at 2 segments
-// per contender and 22.1 at 1) is worth the step down; one that loses with
+// testbed2012 profile at 4 ms: 6 terminals carried 10.5–13.7 Mbit/s at 2
+// segments per contender and 22.1 at 1, the same afternoon) is worth the step down; one that loses with
 // less (the delayed ACK waits on a lone segment) or gains too little to tell
 // from the scatter is not, and it is tried once.
 func TestQueueProbeBelowTheDelayedACKPairOnlyOnAGain(t *testing.T) {
@@ -768,8 +768,8 @@ func TestCoopLoneStartSampleIsNoGain(t *testing.T) {
 // TestCoopCollisionsFluid closes the loop on a medium that carries less the
 // more every station has queued (rate adaptation that reads the collisions
 // of backlogged stations as a bad channel: the lab's testbed2012 profile,
-// where 6 terminals at 4 ms carried 10.7 Mbit/s at 2 segments per contender
-// and 22.1 at 1): the queue probe must find the step below the delayed-ACK
+// where 6 terminals at 4 ms carried 10.5–13.7 Mbit/s at 2 segments per
+// contender and 22.1 at 1): the queue probe must find the step below the delayed-ACK
 // pair and hold it, the group fair and its queue smaller.
 func TestCoopCollisionsFluid(t *testing.T) {
 	medium := func(a float64) float64 { return 3e6 / (1 + max(a, 0)/4) }
