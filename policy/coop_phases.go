@@ -346,13 +346,13 @@ func latecomerBase(base, srtt, d, floor time.Duration) time.Duration {
 // the medium — the n terminals and the AP, which forwards their ACKs — at the
 // capacity the windows are sized for. segs is QueueSegments (2: one
 // delayed-ACK pair) unless the queue probe found that more queue pays
-// (aggregation: coop_probe.go) or that less does (below). On short paths (4 ms: d* by ratio alone
-// is under 1 ms, less than one 802.11 contention round of a few stations
-// plus a delayed ACK) the relative target cannot be met even with no queue
-// of ours, and "inflated" would never clear; one station alone needs 13–14
-// segments at 4 ms where 2 segments over its BDP gave it 10–11. With the
-// same C in the windows, this floor is exactly segs·(n+1) extra segments in
-// all. capacity 0: no floor.
+// (aggregation: coop_probe.go) or that less does (below). On short paths
+// (4 ms: d* by ratio alone is under 1 ms, less than one 802.11 contention
+// round of a few stations plus a delayed ACK) the relative target cannot be
+// met even with no queue of ours, and "inflated" would never clear; one
+// station alone needs 13–14 segments at 4 ms where 2 segments over its BDP
+// gave it 10–11. With the same C in the windows, this floor is exactly
+// segs·(n+1) extra segments in all. capacity 0: no floor.
 //
 // Below QueueSegments (the queue probe's down-probes, where less queue
 // measurably paid: rate adaptation that reads the collisions of backlogged

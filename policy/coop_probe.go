@@ -133,6 +133,11 @@ func probeFloor(cp CoopParams) float64 {
 	return float64(min(ProbeMinSegments, cp.QueueSegments))
 }
 
+// belowPair reports whether s segments per contender are under
+// QueueSegments (the delayed-ACK pair): a probe there needs a gain, as an
+// up-probe does.
+func belowPair(cp CoopParams, s float64) bool { return s < float64(cp.QueueSegments) }
+
 // current returns the segments per contender the windows use now: the
 // probe's during the first half of a probing epoch, the learned ones
 // otherwise.
@@ -321,7 +326,7 @@ func (q *queueProbe) startEpoch(cp CoopParams, e int64, bites func(s float64) bo
 	q.start = 0 // the credited start is judged once, here
 	for _, d := range []int{dir, -dir} {
 		s := q.probeValue(cp, d)
-		if (d > 0 && !gain) || (d < 0 && s < float64(cp.QueueSegments) && !below) {
+		if (d > 0 && !gain) || (d < 0 && belowPair(cp, s) && !below) {
 			continue
 		}
 		if s != q.learned(cp) && bites(s) {
@@ -419,15 +424,15 @@ func (q *queueProbe) judge(cp CoopParams) string {
 	// adopted by chance costs delivery, which the up-probes then see.
 	se := math.Sqrt(sqErr(q.probe) + sqErr(q.base))
 	ok := ratio >= 1+ProbeUpGain && mean(q.probe)-mean(q.base) >= 2*se
-	if q.dir < 0 && to >= float64(cp.QueueSegments) {
-		ok = ratio > 1-ProbeDownLoss // below QueueSegments a gain, as up (queueProbe)
+	if q.dir < 0 && !belowPair(cp, to) {
+		ok = ratio > 1-ProbeDownLoss
 	}
 	verdict := "rejected"
 	if ok {
 		q.segs, q.next, q.backoff, q.triedUp, q.triedBelow, verdict = to, q.dir, 0, false, false, "adopted"
 	} else {
 		q.triedUp = q.triedUp || q.dir > 0
-		q.triedBelow = q.triedBelow || to < float64(cp.QueueSegments)
+		q.triedBelow = q.triedBelow || belowPair(cp, to)
 		q.next, q.wait = -q.dir, q.backoff
 		q.backoff = min(max(2*q.backoff, 1), ProbeMaxWait)
 	}

@@ -46,13 +46,14 @@ func runProbeFrom(t *testing.T, medium func(float64) float64, first []probeTick,
 		now = now.Add(period)
 	}
 	for ; now.Before(t0.Add(dur)); now = now.Add(period) {
-		switch s := q.current(cp); {
+		s := q.current(cp)
+		switch {
 		case s > q.learned(cp):
 			up++
 		case s < q.learned(cp):
 			down++
 		}
-		q.observe(cp, now, period, probeTick{n: first[0].n, delivery: medium(q.current(cp)), eligible: true}, bites)
+		q.observe(cp, now, period, probeTick{n: first[0].n, delivery: medium(s), eligible: true}, bites)
 		if l := q.learned(cp); l < ProbeMinSegments || l > ProbeMaxSegments {
 			t.Fatalf("learned %v segments, outside [%d, %d]", l, ProbeMinSegments, ProbeMaxSegments)
 		}
@@ -229,9 +230,10 @@ func TestQueueProbeDescendsWhenQueueCostsThroughput(t *testing.T) {
 // Below the delayed-ACK pair only on a gain: a medium whose rate adaptation
 // takes the collisions of backlogged stations for a bad channel (the lab's
 // testbed2012 profile at 4 ms: 6 terminals carried 10.5–13.7 Mbit/s at 2
-// segments per contender and 22.1 at 1, the same afternoon) is worth the step down; one that loses with
-// less (the delayed ACK waits on a lone segment) or gains too little to tell
-// from the scatter is not, and it is tried once.
+// segments per contender and 22.1 at 1, the same afternoon) is worth the
+// step down; one that loses with less (the delayed ACK waits on a lone
+// segment) or gains too little to tell from the scatter is not, and it is
+// tried once.
 func TestQueueProbeBelowTheDelayedACKPairOnlyOnAGain(t *testing.T) {
 	below := func(lo, at2 float64) func(float64) float64 {
 		return func(s float64) float64 {
@@ -769,8 +771,8 @@ func TestCoopLoneStartSampleIsNoGain(t *testing.T) {
 // more every station has queued (rate adaptation that reads the collisions
 // of backlogged stations as a bad channel: the lab's testbed2012 profile,
 // where 6 terminals at 4 ms carried 10.5–13.7 Mbit/s at 2 segments per
-// contender and 22.1 at 1): the queue probe must find the step below the delayed-ACK
-// pair and hold it, the group fair and its queue smaller.
+// contender and 22.1 at 1): the queue probe must find the step below the
+// delayed-ACK pair and hold it, the group fair and its queue smaller.
 func TestCoopCollisionsFluid(t *testing.T) {
 	medium := func(a float64) float64 { return 3e6 / (1 + max(a, 0)/4) }
 	fixed, dFixed, _, _ := runAggregating(t, Params{Coop: CoopParams{DisableQueueProbe: true, DisableSwitchOff: true}}, medium)
