@@ -655,7 +655,15 @@ func (s *compete) track(now time.Time, n int, d, dStar, capacity, floorWin, size
 		s.nFormed, s.formed = s.nMax, now
 	}
 	if s.since.IsZero() && s.nMax == s.size0 && s.c0 > 0 {
-		s.resume(now, d, capacity) // closed by a new target, a probe or a moment at the target
+		// Closed by a new target, a probe or a moment at the target: the
+		// test goes on from the queue as it is, the group's still only if
+		// it has not grown past the reference it followed to (owns). Kept
+		// regardless, a queue that jumped from 5 to 250 ms while the
+		// episode was closed (the end of a queue probe, then hosts) became
+		// the reference it "followed", and no verdict came in 30 s
+		// (TestCoopJudgesAQueueThatJumpedWhileTheTestWasClosed).
+		s.owned = s.owned && d*InelasticQueue <= s.d0
+		s.resume(now, d, capacity)
 		return false, false
 	}
 	if s.since.IsZero() || now.Before(s.since) || s.nMax > s.size0 {

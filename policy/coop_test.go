@@ -156,6 +156,41 @@ func TestCoopBoundsShrinkAsRatioRises(t *testing.T) {
 	}
 }
 
+// A queue that sticks far above the target at any moment after the group
+// drained its own is judged within 1–3 s, also where it jumps while the
+// test is closed (the end of the group's held queue probe below the
+// delayed-ACK pair, 10–14.5 s here: track resumes from the queue as it is).
+// The queue the episode had followed before (5 ms) proved nothing about
+// the 250 ms after the jump; kept as owned, it left the group bounded for
+// 30 s and more when the jump came at 15–16 s.
+func TestCoopJudgesAQueueThatJumpedWhileTheTestWasClosed(t *testing.T) {
+	base := 50 * time.Millisecond
+	for stuck := 12.0; stuck <= 20; stuck += 0.5 {
+		c := newCoopT(t, Params{})
+		at := func(s float64, ratio float64) Decision {
+			q := time.Duration((ratio - 1) * float64(base))
+			return c.Decide(View{Now: t0.Add(time.Duration(s * float64(time.Second))),
+				Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: base + q, MinRTT: base, DeliveryRate: 1e6}},
+				Peers: []PeerView{inflatedPeer(base, q, 1e6)}})
+		}
+		r := 40.0
+		for s := 0.0; s < stuck; s += 0.5 {
+			at(s, r)
+			r = max(r*0.85, 1.1)
+		}
+		offAt := -1.0
+		for s := stuck; s < stuck+30; s += 0.5 {
+			if d := at(s, 6); d.PerDst[dstA].Hi == 0 {
+				offAt = s
+				break
+			}
+		}
+		if offAt < stuck+1 || offAt > stuck+3 {
+			t.Errorf("queue stuck at 6 × base from t=%.1f: competitive mode at t=%.1f, want 1–3 s later", stuck, offAt)
+		}
+	}
+}
+
 func TestCoopSwitchesOffWhenItCannotDrainTheQueue(t *testing.T) {
 	c := newCoopT(t, Params{})
 	base := 50 * time.Millisecond
