@@ -2,6 +2,7 @@ package policy
 
 import (
 	"math"
+	"math/rand"
 	"strings"
 	"testing"
 	"time"
@@ -110,16 +111,16 @@ func TestQueueProbeStaysWhereQueueGainsNothing(t *testing.T) {
 	// queue. coop delivers what the uncontrolled start did. A start that
 	// queued as deep as an up-probe was that probe: none in 120 s. One that
 	// queued less was none: one up-probe (probeEnd evaluations), rejected,
-	// and no other. Below the delayed-ACK pair one down-probe, rejected (no
-	// gain), and no other.
+	// and no other. Below the delayed-ACK pair one down-probe, held for its
+	// epoch (ProbeEpochTicks evaluations), rejected (no gain), and no other.
 	flat := func(float64) float64 { return 3e6 }
 	for _, c := range []struct {
 		deep bool
 		max  int
 	}{{true, 0}, {false, probeEnd}} {
 		learned, up, down := runProbe(t, flat, 3e6, c.deep, 0, 120*time.Second)
-		if learned != 2 || up > c.max || down > probeEnd {
-			t.Errorf("flat medium, deep start %v: learned %v segments, %d evaluations probing up, %d down; want 2, <= %d and <= %d", c.deep, learned, up, down, c.max, probeEnd)
+		if learned != 2 || up > c.max || down > ProbeEpochTicks {
+			t.Errorf("flat medium, deep start %v: learned %v segments, %d evaluations probing up, %d down; want 2, <= %d and <= %d", c.deep, learned, up, down, c.max, ProbeEpochTicks)
 		}
 	}
 	// An aggregating medium whose start queued as deep delivered more than
@@ -206,8 +207,8 @@ func TestQueueProbeCreditedStartIsAMeasuredGain(t *testing.T) {
 // pair too.
 func TestQueueProbeScatterIsNoEvidence(t *testing.T) {
 	noisy := scattered(func(float64) float64 { return 3e6 }, 0.1)
-	if learned, up, down := runProbeFrom(t, noisy, []probeTick{{n: 4, delivery: 3e6}}, 0, 120*time.Second); learned != 2 || up > probeEnd || down > probeEnd {
-		t.Errorf("flat medium scattered by ±10 %%: learned %v segments, %d evaluations probing up, %d down; want 2 and one probe each way (<= %d)", learned, up, down, probeEnd)
+	if learned, up, down := runProbeFrom(t, noisy, []probeTick{{n: 4, delivery: 3e6}}, 0, 120*time.Second); learned != 2 || up > probeEnd || down > ProbeEpochTicks {
+		t.Errorf("flat medium scattered by ±10 %%: learned %v segments, %d evaluations probing up, %d down; want 2 and one probe each way (<= %d and <= %d, held)", learned, up, down, probeEnd, ProbeEpochTicks)
 	}
 }
 
@@ -257,8 +258,8 @@ func TestQueueProbeBelowTheDelayedACKPairOnlyOnAGain(t *testing.T) {
 		if learned != c.want {
 			t.Errorf("%s: learned %v segments, want %v", c.name, learned, c.want)
 		}
-		if c.want == 2 && down > probeEnd {
-			t.Errorf("%s: %d evaluations below, want one probe (<= %d)", c.name, down, probeEnd)
+		if c.want == 2 && down > ProbeEpochTicks {
+			t.Errorf("%s: %d evaluations below, want one probe, held (<= %d)", c.name, down, ProbeEpochTicks)
 		}
 	}
 }
@@ -783,5 +784,60 @@ func TestCoopCollisionsFluid(t *testing.T) {
 	}
 	if d >= dFixed || jain < 0.98 {
 		t.Errorf("queue %.1f ms (two segments: %.1f), Jain %.4f: want a smaller queue and Jain >= 0.98", d*1e3, dFixed*1e3, jain)
+	}
+}
+
+// adapting is a medium whose rate adaptation answers the queue slowly: the
+// delivery relaxes towards at1 below the delayed-ACK pair and at2 from it
+// on with a time constant tau, and every evaluation's measure of it is off
+// by a normal scatter of sigma (seeded). The lab's testbed2012 profile
+// (ARF) at 4 ms: one segment per contender fixed by hand carried 1.24–1.66
+// × what two did for N = 4–6, and the group's delivery scattered by ±10–40
+// % from one evaluation to the next (docs/results.md, twenty-eighth session).
+func adapting(at1, at2 float64, tau time.Duration, sigma float64, seed int64) func(float64) float64 {
+	rng := rand.New(rand.NewSource(seed))
+	const period = 500 * time.Millisecond
+	k := 1 - math.Exp(-float64(period)/float64(tau))
+	r := at2
+	return func(s float64) float64 {
+		target := at2
+		if s < 2 {
+			target = at1
+		}
+		r += k * (target - r)
+		return r * max(0.2, 1+sigma*rng.NormFloat64())
+	}
+}
+
+// A probe below the delayed-ACK pair holds its epoch, and a promising one
+// is measured again (heldProbe, ProbePoolArms). On a medium whose rate
+// adaptation needs seconds to answer and whose delivery scatters by ±15 %
+// per evaluation, one segment per contender worth 1.35 × is found in half
+// the 60 s runs or more (11 of these 20 seeds; the 2.5 s probe of the code
+// before, judged by 2 standard errors, found it in 4: its arms read the
+// adaptation's lag); where one segment gains nothing, the pooled arms adopt
+// it in at most 1 of 20 (none here; judged by 2 standard errors they did
+// in 3), and the time spent below is bounded.
+func TestQueueProbeHeldBelowThePairUnderSlowRateAdaptation(t *testing.T) {
+	const seeds = 20
+	found, falsely, worst := 0, 0, 0
+	for seed := int64(1); seed <= seeds; seed++ {
+		if learned, _, _ := runProbe(t, adapting(4.05e6, 3e6, 3*time.Second, 0.15, seed), 3e6, true, 0, 60*time.Second); learned == 1 {
+			found++
+		}
+		learned, _, down := runProbe(t, adapting(3e6, 3e6, 3*time.Second, 0.15, seed), 3e6, true, 0, 60*time.Second)
+		if learned == 1 {
+			falsely++
+		}
+		worst = max(worst, down)
+	}
+	if found < seeds/2 {
+		t.Errorf("one segment worth 1.35 ×: found in %d of %d runs, want >= %d", found, seeds, seeds/2)
+	}
+	if falsely > seeds/20 {
+		t.Errorf("one segment worth nothing: adopted in %d of %d runs, want <= %d", falsely, seeds, seeds/20)
+	}
+	if worst > ProbePoolArms*ProbeEpochTicks {
+		t.Errorf("one segment worth nothing: %d evaluations below in a run, want <= %d (every arm held)", worst, ProbePoolArms*ProbeEpochTicks)
 	}
 }
