@@ -168,6 +168,14 @@ const (
 	ProbePoolArms = 3
 )
 
+// probePoolGap is the most epochs from one arm of a pool to the next
+// (ProbePoolArms): the epoch after a held probe has no baseline, and the
+// one after it often none either — under ARF at 4 ms (lab, twenty-ninth
+// session) the windows coming back from the probe's left the bottleneck
+// idle or the queue above the probe's span for a tick, and with a gap of 2
+// the pools of × 1.3–1.6 expired before their second arm.
+const probePoolGap = 4
+
 // probeHoldSettle is how many evaluations a held probe's windows settle
 // before it is measured (heldProbe): half an epoch.
 const probeHoldSettle = ProbeEpochTicks / 2
@@ -364,8 +372,8 @@ func (q *queueProbe) startEpoch(cp CoopParams, e int64, bites func(s float64) bo
 		q.base = q.tail
 	}
 	q.epoch, q.tail, q.probe, q.dir, q.decided, q.hold = e, nil, nil, 0, false, false
-	if q.pool.arms > 0 && (e-q.pool.epoch > 2 || q.pool.from != q.learned(cp)) {
-		q.pool = probePool{} // its next arm did not come at once, or the value moved
+	if q.pool.arms > 0 && (e-q.pool.epoch > probePoolGap || q.pool.from != q.learned(cp)) {
+		q.pool = probePool{} // its next arm did not come in time, or the value moved
 	}
 	if len(q.base) == 0 {
 		return note

@@ -841,3 +841,26 @@ func TestQueueProbeHeldBelowThePairUnderSlowRateAdaptation(t *testing.T) {
 		t.Errorf("one segment worth nothing: %d evaluations below in a run, want <= %d (every arm held)", worst, ProbePoolArms*ProbeEpochTicks)
 	}
 }
+
+// A promising held probe's next arm may come up to probePoolGap epochs
+// later: the epoch after a held probe has no baseline, and under ARF (lab,
+// twenty-ninth session) the one after it often had none either, and the
+// pool of × 1.3–1.6 expired. Past the gap it is dropped, and a probe below
+// the pair once tried needs the lost-delivery evidence again.
+func TestQueueProbePoolWaitsForItsNextArm(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	bites := func(float64) bool { return true }
+	const e = int64(1000)
+	for _, c := range []struct {
+		gap  int64
+		want bool
+	}{{2, true}, {3, true}, {probePoolGap, true}, {probePoolGap + 1, false}} {
+		q := queueProbe{n: 4, epoch: e + c.gap - 1, steady: ProbeEpochTicks, tail: []float64{3e6, 3.1e6, 2.9e6},
+			best: 3e6, next: -1, triedUp: true, triedBelow: true,
+			pool: probePool{from: 2, to: 1, epoch: e, arms: 1, base: []float64{3e6, 3e6, 3e6}, probe: []float64{3.5e6, 3.5e6, 3.5e6, 3.5e6, 3.5e6}}}
+		q.startEpoch(cp, e+c.gap, bites)
+		if got := q.dir < 0 && q.hold && q.pool.arms == 1; got != c.want {
+			t.Errorf("next arm %d epochs after the last: held probe below with the pool %v (dir %d, hold %v, arms %d), want %v", c.gap, got, q.dir, q.hold, q.pool.arms, c.want)
+		}
+	}
+}
