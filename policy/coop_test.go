@@ -164,15 +164,8 @@ func TestCoopBoundsShrinkAsRatioRises(t *testing.T) {
 // the 250 ms after the jump; kept as owned, it left the group bounded for
 // 30 s and more when the jump came at 15–16 s.
 func TestCoopJudgesAQueueThatJumpedWhileTheTestWasClosed(t *testing.T) {
-	base := 50 * time.Millisecond
 	for stuck := 12.0; stuck <= 20; stuck += 0.5 {
-		c := newCoopT(t, Params{})
-		at := func(s float64, ratio float64) Decision {
-			q := time.Duration((ratio - 1) * float64(base))
-			return c.Decide(View{Now: t0.Add(time.Duration(s * float64(time.Second))),
-				Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: base + q, MinRTT: base, DeliveryRate: 1e6}},
-				Peers: []PeerView{inflatedPeer(base, q, 1e6)}})
-		}
+		at := inflatedAt(newCoopT(t, Params{}), 50*time.Millisecond)
 		r := 40.0
 		for s := 0.0; s < stuck; s += 0.5 {
 			at(s, r)
@@ -191,15 +184,20 @@ func TestCoopJudgesAQueueThatJumpedWhileTheTestWasClosed(t *testing.T) {
 	}
 }
 
-func TestCoopSwitchesOffWhenItCannotDrainTheQueue(t *testing.T) {
-	c := newCoopT(t, Params{})
-	base := 50 * time.Millisecond
-	at := func(s float64, ratio float64) Decision {
+// inflatedAt returns what c decides s seconds after t0 with this terminal
+// and one peer at an RTT of ratio × base, delivering 1 MB/s each.
+func inflatedAt(c *coop, base time.Duration) func(s, ratio float64) Decision {
+	return func(s, ratio float64) Decision {
 		q := time.Duration((ratio - 1) * float64(base))
 		return c.Decide(View{Now: t0.Add(time.Duration(s * float64(time.Second))),
 			Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: base + q, MinRTT: base, DeliveryRate: 1e6}},
 			Peers: []PeerView{inflatedPeer(base, q, 1e6)}})
 	}
+}
+
+func TestCoopSwitchesOffWhenItCannotDrainTheQueue(t *testing.T) {
+	c := newCoopT(t, Params{})
+	at := inflatedAt(c, 50*time.Millisecond)
 	// A queue that drains as coop cuts (ratio falling 15 % per step) is ours:
 	// never off.
 	r := 40.0
@@ -251,7 +249,7 @@ func TestCoopSwitchesOffWhenItCannotDrainTheQueue(t *testing.T) {
 		t.Fatalf("not retried after the 60 s second off period: %q", d.Reason)
 	}
 	// Disabled: never off.
-	c = newCoopT(t, Params{Coop: CoopParams{DisableSwitchOff: true}})
+	at = inflatedAt(newCoopT(t, Params{Coop: CoopParams{DisableSwitchOff: true}}), 50*time.Millisecond)
 	for s := 0.0; s < 60; s += 0.5 {
 		if d := at(s, 6); d.PerDst[dstA].Hi == 0 {
 			t.Fatalf("switch-off disabled but off at t=%.1f", s)
