@@ -389,8 +389,9 @@ func (q *queueProbe) startEpoch(cp CoopParams, e int64, bites func(s float64) bo
 	// After a failed up-probe the next needs the delivery UpGain below the
 	// best, and beyond the baseline's scatter; after a credited start
 	// (restart), an excess of the start's. A down-probe below QueueSegments
-	// likewise: once per working point, again only on that evidence (where
-	// less queue gains nothing, 802.11g, it is one probe of 2.5 s).
+	// likewise: once per working point (its pooled arms aside), again only
+	// on that evidence (where less queue gains nothing, 802.11g, it is one
+	// held probe of 5 s).
 	lost := mean(q.base) < (1-ProbeUpGain)*q.best && q.outOfScatter(q.best)
 	gain := !q.triedUp || lost || q.startGained()
 	below := !q.triedBelow || lost || q.pool.arms > 0
