@@ -160,11 +160,11 @@ const (
 	ProbeMinSegments = 1
 	// ProbePoolArms is the most epochs a held probe (heldProbe) is
 	// measured over: an arm whose delivery rose by UpGain or more, but
-	// not beyond twice the standard error, is tried again at the next
+	// not out of its scatter (studentT975), is tried again at the next
 	// epoch that has a baseline, and the arms' samples are pooled. Under
 	// ARF at 4 ms the group's delivery scatters by ±10–40 % per evaluation:
-	// one arm's 2 × SE is ±0.2–0.5 of the baseline, three arms' about 0.6 ×
-	// that.
+	// one arm's 2 × SE was ±0.2–0.5 of the baseline, three arms' is about
+	// 0.6 × that.
 	ProbePoolArms = 3
 )
 
@@ -529,7 +529,7 @@ func (q *queueProbe) judge(cp CoopParams) string {
 	if q.hold {
 		verdict += fmt.Sprintf(" (held, arm %d of at most %d)", arm, ProbePoolArms)
 	}
-	return fmt.Sprintf("queue probe %.0f → %.0f segments per contender: delivery ×%.3f (±%.3f), %s", from, to, ratio, 2*se/mean(base), verdict)
+	return fmt.Sprintf("queue probe %.0f → %.0f segments per contender: delivery ×%.3f (±%.3f), %s", from, to, ratio, z*se/mean(base), verdict)
 }
 
 // welchDF is the Welch–Satterthwaite degrees of freedom of the difference
