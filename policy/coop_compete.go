@@ -361,8 +361,12 @@ func (s *compete) start(now time.Time, n int, d, capacity, measured float64) {
 // while an episode is open, so a queue that grew past that is someone
 // else's; one that did not has given no new evidence.
 func (s *compete) owns(d float64) bool {
-	return !s.since.IsZero() && s.owned && d*InelasticQueue <= s.d0
+	return !s.since.IsZero() && s.stillOwned(d)
 }
+
+// stillOwned reports whether the queue d is still the one the episode
+// followed to: owned, and not grown by more than a quarter past d₀.
+func (s *compete) stillOwned(d float64) bool { return s.owned && d*InelasticQueue <= s.d0 }
 
 // rejoined restarts the open episode's wait from the queue as it is when
 // peers came back under bounds (rejoin): their windows are cut from now, so
@@ -662,7 +666,7 @@ func (s *compete) track(now time.Time, n int, d, dStar, capacity, floorWin, size
 		// episode was closed (the end of a queue probe, then hosts) became
 		// the reference it "followed", and no verdict came in 30 s
 		// (TestCoopJudgesAQueueThatJumpedWhileTheTestWasClosed).
-		s.owned = s.owned && d*InelasticQueue <= s.d0
+		s.owned = s.stillOwned(d)
 		s.resume(now, d, capacity)
 		return false, false
 	}
