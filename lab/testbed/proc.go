@@ -27,7 +27,18 @@ type Proc struct {
 	// realtime marks a SCHED_FIFO process (the emulator): demoted to
 	// ordinary scheduling before SIGKILL.
 	realtime bool
+	// dumpOnHang marks a Go program of ours (the emulator): one that does
+	// not stop within the grace gets SIGQUIT first, whose default handler
+	// writes every goroutine's stack to its log and exits, so that a hang
+	// leaves its cause behind (quitGrace).
+	dumpOnHang bool
+	// forced: Stop's signal went unanswered within the grace (kill).
+	forced bool
 }
+
+// quitGrace is how long a process that did not stop is given to write its
+// stacks after SIGQUIT (dumpOnHang) before SIGKILL.
+const quitGrace = 3 * time.Second
 
 // startProc starts argv with stdout and stderr going to the given writers
 // (nil = discard).
@@ -84,17 +95,36 @@ func (p *Proc) Stop(sig syscall.Signal, grace time.Duration) error {
 		select {
 		case <-p.done:
 		case <-time.After(grace):
-			if p.realtime {
-				// A SCHED_FIFO emulator starved by a higher-priority
-				// real-time process cannot act on SIGKILL: demote it first.
-				_ = emu.DemoteProcess(p.cmd.Process.Pid)
-			}
-			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-			<-p.done
+			p.kill()
 		}
 	})
 	<-p.done
 	return p.err
+}
+
+// kill ends a process that did not stop within its grace: demoted first if
+// it runs SCHED_FIFO (starved by a higher-priority real-time process it
+// cannot act on a signal), asked for its stacks if it is a Go program of
+// ours (dumpOnHang), then SIGKILL. The emulator hung this way about once in
+// ten 802.11ac runs at 100 Mbit/s wired on the 2-core VM (its frames
+// stopped mid-run, SIGTERM went unanswered, and the run was lost with no
+// trace of why: docs/results.md, thirtieth session).
+func (p *Proc) kill() {
+	p.forced = true
+	pgid := -p.cmd.Process.Pid
+	if p.realtime {
+		_ = emu.DemoteProcess(p.cmd.Process.Pid)
+	}
+	if p.dumpOnHang {
+		_ = syscall.Kill(pgid, syscall.SIGQUIT)
+		select {
+		case <-p.done:
+			return
+		case <-time.After(quitGrace):
+		}
+	}
+	_ = syscall.Kill(pgid, syscall.SIGKILL)
+	<-p.done
 }
 
 // Pid is the process's id (`ip netns exec` execs the command, so it is

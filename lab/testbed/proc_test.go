@@ -51,3 +51,36 @@ func TestStartLoggedBadCommand(t *testing.T) {
 		t.Fatalf("err = %v, want an error naming the process", err)
 	}
 }
+
+// TestStopAsksAHungProgramForItsStacks: a process that ignores SIGTERM
+// gets SIGQUIT before SIGKILL when it is marked dumpOnHang (what a Go
+// program writes then, its goroutines' stacks, lands in its log), and
+// straight SIGKILL otherwise.
+func TestStopAsksAHungProgramForItsStacks(t *testing.T) {
+	script := "trap '' TERM; trap 'echo stacks written; exit 2' QUIT; echo ready; while :; do sleep 0.05; done"
+	for _, dump := range []bool{true, false} {
+		logPath := filepath.Join(t.TempDir(), "proc.log")
+		p, ready, err := startLogged("hung process", []string{"sh", "-c", script}, logPath, "ready", syscall.SIGTERM)
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-ready.found:
+		case <-time.After(5 * time.Second):
+			t.Fatal("no ready line within 5 s")
+		}
+		p.dumpOnHang = dump
+		start := time.Now()
+		_ = p.Stop(syscall.SIGTERM, 300*time.Millisecond)
+		if took := time.Since(start); took > quitGrace+2*time.Second {
+			t.Errorf("dumpOnHang %v: Stop took %v", dump, took)
+		}
+		b, err := os.ReadFile(logPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(b), "stacks written"); got != dump {
+			t.Errorf("dumpOnHang %v: log %q, SIGQUIT handled = %v", dump, b, got)
+		}
+	}
+}

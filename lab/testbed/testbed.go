@@ -255,7 +255,7 @@ func (tb *Testbed) StartEmu(ctx context.Context, argv []string, logPath string, 
 	if err != nil {
 		return err
 	}
-	p.realtime = true
+	p.realtime, p.dumpOnHang = true, true
 	tb.emu = p
 	t := time.NewTimer(timeout)
 	defer t.Stop()
@@ -277,6 +277,9 @@ func (tb *Testbed) StopEmu() error {
 		return nil
 	}
 	err := tb.emu.Stop(syscall.SIGTERM, 10*time.Second)
+	if tb.emu.forced {
+		return fmt.Errorf("emulator hung: no exit within 10 s of SIGTERM, stopped by SIGQUIT (its goroutines' stacks are in its log) or SIGKILL: %v", err)
+	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ee.ExitCode() == -1 {
 		return fmt.Errorf("emulator killed: %w", err)
