@@ -16,16 +16,7 @@ import (
 // StartEmu returned, and its exit status became "file already closed").
 func TestStartLoggedKeepsTheLogOpen(t *testing.T) {
 	logPath := filepath.Join(t.TempDir(), "proc.log")
-	argv := []string{"sh", "-c", "echo ready; sleep 0.3; echo after the ready line; echo on stderr >&2"}
-	p, ready, err := startLogged("test process", argv, logPath, "ready", syscall.SIGTERM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-ready.found:
-	case <-time.After(5 * time.Second):
-		t.Fatal("no ready line within 5 s")
-	}
+	p := startReady(t, "echo ready; sleep 0.3; echo after the ready line; echo on stderr >&2", logPath)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := p.Wait(ctx); err != nil {
@@ -60,15 +51,7 @@ func TestStopAsksAHungProgramForItsStacks(t *testing.T) {
 	script := "trap '' TERM; trap 'echo stacks written; exit 2' QUIT; echo ready; while :; do sleep 0.05; done"
 	for _, dump := range []bool{true, false} {
 		logPath := filepath.Join(t.TempDir(), "proc.log")
-		p, ready, err := startLogged("hung process", []string{"sh", "-c", script}, logPath, "ready", syscall.SIGTERM)
-		if err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case <-ready.found:
-		case <-time.After(5 * time.Second):
-			t.Fatal("no ready line within 5 s")
-		}
+		p := startReady(t, script, logPath)
 		p.dumpOnHang = dump
 		start := time.Now()
 		_ = p.Stop(syscall.SIGTERM, 300*time.Millisecond)
@@ -83,4 +66,20 @@ func TestStopAsksAHungProgramForItsStacks(t *testing.T) {
 			t.Errorf("dumpOnHang %v: log %q, SIGQUIT handled = %v", dump, b, got)
 		}
 	}
+}
+
+// startReady starts the shell script logged to logPath and waits for its
+// "ready" line.
+func startReady(t *testing.T, script, logPath string) *Proc {
+	t.Helper()
+	p, ready, err := startLogged("test process", []string{"sh", "-c", script}, logPath, "ready", syscall.SIGTERM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ready.found:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no ready line within 5 s")
+	}
+	return p
 }
