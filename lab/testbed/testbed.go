@@ -271,14 +271,18 @@ func (tb *Testbed) StartEmu(ctx context.Context, argv []string, logPath string, 
 	return tb.addressAll()
 }
 
+// emuStopGrace is how long the emulator is given after SIGTERM to write
+// its statistics and exit (StopEmu, Close) before it is taken for hung.
+const emuStopGrace = 10 * time.Second
+
 // StopEmu stops the emulator with SIGTERM so it writes its statistics.
 func (tb *Testbed) StopEmu() error {
 	if tb.emu == nil {
 		return nil
 	}
-	err := tb.emu.Stop(syscall.SIGTERM, 10*time.Second)
+	err := tb.emu.Stop(syscall.SIGTERM, emuStopGrace)
 	if tb.emu.forced {
-		return fmt.Errorf("emulator hung: no exit within 10 s of SIGTERM, stopped by SIGQUIT (its goroutines' stacks are in its log) or SIGKILL: %v", err)
+		return fmt.Errorf("emulator hung: no exit within %v of SIGTERM, stopped by SIGQUIT (its goroutines' stacks are in its log) or SIGKILL: %v", emuStopGrace, err)
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ee.ExitCode() == -1 {
@@ -324,7 +328,7 @@ func (tb *Testbed) Close() error {
 	tb.closed = true
 	tb.StopProcs()
 	if tb.emu != nil {
-		_ = tb.emu.Stop(syscall.SIGTERM, 10*time.Second)
+		_ = tb.emu.Stop(syscall.SIGTERM, emuStopGrace)
 	}
 	var errs []error
 	for _, ns := range tb.created {
