@@ -198,6 +198,35 @@ func TestQueueProbeCreditedStartIsAMeasuredGain(t *testing.T) {
 	}
 }
 
+// The credited start's judgement is said once, in the evaluation that
+// makes it (startNote): how far the start was from the first baseline, at
+// what scatter, and whether the group probes up. The agent's log is where
+// the lab reads it (the parked download, the lone upload).
+func TestQueueProbeSaysHowTheStartCompared(t *testing.T) {
+	for _, c := range []struct {
+		start float64
+		want  string
+	}{
+		{3.3e6, "uncontrolled start: delivery ×1.100 (±0.000) of the working point's, a gain it may understate: probing up"},
+		{2.97e6, "uncontrolled start: delivery ×0.990 (±0.000) of the working point's, the up-probe it was credited as failed"},
+	} {
+		cp := CoopParams{}.Defaults()
+		var q queueProbe
+		const period = 500 * time.Millisecond
+		var notes []string
+		tick := probeTick{n: 1, delivery: c.start, deep: true, eligible: true}
+		for now := t0; now.Before(t0.Add(30 * time.Second)); now = now.Add(period) {
+			if note := q.observe(cp, now, period, tick, func(float64) bool { return true }); strings.Contains(note, "uncontrolled start") {
+				notes = append(notes, note)
+			}
+			tick.delivery = 3e6
+		}
+		if len(notes) != 1 || notes[0] != c.want {
+			t.Errorf("start at %.2f MB/s against 3.00: notes %q, want exactly [%q]", c.start/1e6, notes, c.want)
+		}
+	}
+}
+
 // On a medium whose delivery scatters by ±10 % from one evaluation to the
 // next and gains nothing from queue (802.11g under ARF at 4 ms), the best
 // (the smoothed delivery's decaying maximum) sits above most baselines by
