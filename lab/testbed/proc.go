@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/coopcc/coopcc/emu"
 )
 
@@ -34,17 +36,36 @@ type Proc struct {
 	dumpOnHang bool
 	// forced: Stop's signal went unanswered within the grace (kill).
 	forced bool
+	// starved: a realtime process that did not answer within the grace
+	// exited once demoted to ordinary scheduling (kill): it had been
+	// starved at its real-time priority, not hung.
+	starved bool
+	// diag is the process's log, where kill writes what its threads were
+	// doing (dumpOnHang; nil = nowhere).
+	diag io.Writer
 }
 
 // quitGrace is how long a process that did not stop is given to write its
 // stacks after SIGQUIT (dumpOnHang) before SIGKILL.
 const quitGrace = 3 * time.Second
 
+// schedWindow is how long kill watches a hung process's threads (their CPU
+// time over it tells running from starved from blocked); demoteGrace how
+// long a demoted realtime process is given to act on the signal it was
+// sent before it is taken for hung.
+const (
+	schedWindow = time.Second
+	demoteGrace = time.Second
+)
+
 // startProc starts argv with stdout and stderr going to the given writers
-// (nil = discard).
-func startProc(name string, argv []string, stdout, stderr io.Writer, deathSig syscall.Signal) (*Proc, error) {
+// (nil = discard) and env added to this process's environment.
+func startProc(name string, argv, env []string, stdout, stderr io.Writer, deathSig syscall.Signal) (*Proc, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: deathSig}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s (%s): %w", name, strings.Join(argv, " "), err)
@@ -64,17 +85,18 @@ func startProc(name string, argv []string, stdout, stderr io.Writer, deathSig sy
 // caller returned made every later line an error, and cmd.Wait reported
 // "write …/emu.log: file already closed" as the emulator's exit status (a
 // valid 60 s run marked invalid, 2026-11-25).
-func startLogged(name string, argv []string, logPath, want string, deathSig syscall.Signal) (*Proc, *lineWatcher, error) {
+func startLogged(name string, argv, env []string, logPath, want string, deathSig syscall.Signal) (*Proc, *lineWatcher, error) {
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, nil, fmt.Errorf("create %s log: %w", name, err)
 	}
 	ready := newLineWatcher(logf, want)
-	p, err := startProc(name, argv, ready, logf, deathSig)
+	p, err := startProc(name, argv, env, ready, logf, deathSig)
 	if err != nil {
 		logf.Close()
 		return nil, nil, err
 	}
+	p.diag = logf
 	go func() {
 		<-p.done // cmd.Wait has returned: exec's copy into logf is over
 		logf.Close()
@@ -109,13 +131,38 @@ func (p *Proc) Stop(sig syscall.Signal, grace time.Duration) error {
 // ten 802.11ac runs at 100 Mbit/s wired on the 2-core VM (its frames
 // stopped mid-run, SIGTERM went unanswered, and the run was lost with no
 // trace of why: docs/results.md, thirtieth session).
+//
+// Before anything else, a dumpOnHang process's threads are watched for
+// schedWindow and reported in its log (writeSchedReport): the stacks say
+// where the goroutines are, not whether their threads get a CPU. In the
+// hang of the thirty-first session every goroutine was runnable and none
+// ran, which a starved SCHED_FIFO process and a deadlocked runtime both
+// look like. A realtime process is then given demoteGrace to act on the
+// signal at ordinary priority: if it does, it was starved (p.starved).
 func (p *Proc) kill() {
 	p.forced = true
-	pgid := -p.cmd.Process.Pid
+	pid := p.cmd.Process.Pid
+	pgid := -pid
+	if p.dumpOnHang && p.diag != nil {
+		writeSchedReport(p.diag, pid, schedWindow)
+	}
 	if p.realtime {
-		_ = emu.DemoteProcess(p.cmd.Process.Pid)
+		if p.diag != nil {
+			fmt.Fprintf(p.diag, "lab: demoted to ordinary scheduling; %v to act on the signal before SIGQUIT/SIGKILL\n", demoteGrace)
+		}
+		_ = emu.DemoteProcess(pid)
+		select {
+		case <-p.done:
+			p.starved = true
+			return
+		case <-time.After(demoteGrace):
+		}
 	}
 	if p.dumpOnHang {
+		// The stacks, not a core: a Go program run with GOTRACEBACK=crash
+		// (every thread's stack, not only the goroutines') aborts after
+		// writing them.
+		_ = unix.Prlimit(pid, unix.RLIMIT_CORE, &unix.Rlimit{}, nil)
 		_ = syscall.Kill(pgid, syscall.SIGQUIT)
 		select {
 		case <-p.done:

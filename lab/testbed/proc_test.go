@@ -3,7 +3,9 @@ package testbed
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -37,7 +39,7 @@ func TestStartLoggedKeepsTheLogOpen(t *testing.T) {
 // names it.
 func TestStartLoggedBadCommand(t *testing.T) {
 	logPath := filepath.Join(t.TempDir(), "proc.log")
-	_, _, err := startLogged("test process", []string{"/nonexistent/coopcc-emu"}, logPath, "ready", syscall.SIGTERM)
+	_, _, err := startLogged("test process", []string{"/nonexistent/coopcc-emu"}, nil, logPath, "ready", syscall.SIGTERM)
 	if err == nil || !strings.Contains(err.Error(), "test process") {
 		t.Fatalf("err = %v, want an error naming the process", err)
 	}
@@ -65,6 +67,72 @@ func TestStopAsksAHungProgramForItsStacks(t *testing.T) {
 		if got := strings.Contains(string(b), "stacks written"); got != dump {
 			t.Errorf("dumpOnHang %v: log %q, SIGQUIT handled = %v", dump, b, got)
 		}
+		// Its threads' scheduling state first: the shell's one thread,
+		// sleeping between its polls, and the CPU time it used.
+		if got := strings.Contains(string(b), "lab: the threads of") && threadLine.Match(b); got != dump {
+			t.Errorf("dumpOnHang %v: log %q, threads reported = %v", dump, b, got)
+		}
+		if p.starved {
+			t.Errorf("dumpOnHang %v: an ordinary process taken for starved", dump)
+		}
+	}
+}
+
+// threadLine is the shell's thread in writeSchedReport's list: sleeping
+// (between its polls) or running, ordinary scheduling.
+var threadLine = regexp.MustCompile(`(?m)^  \d+ sh +[SR] normal/0 used \S+ of 1s, cpu \d+$`)
+
+// TestStopTellsAStarvedRealtimeProcessFromAHungOne: a SCHED_FIFO process
+// that does not answer SIGTERM within the grace is demoted to ordinary
+// scheduling and given demoteGrace to act on it; one that then exits was
+// starved (Proc.starved), not hung, and is neither asked for its stacks nor
+// killed. The script stands in for a starved emulator: it ignores SIGTERM
+// while it runs SCHED_FIFO and ends once it does not.
+func TestStopTellsAStarvedRealtimeProcessFromAHungOne(t *testing.T) {
+	if _, err := exec.LookPath("chrt"); err != nil {
+		t.Skip("no chrt (util-linux)")
+	}
+	logPath := filepath.Join(t.TempDir(), "proc.log")
+	script := "trap '' TERM; trap 'echo stacks written; exit 2' QUIT; echo ready; while chrt -p $$ | grep -q FIFO; do sleep 0.05; done; echo demoted"
+	p, ready, err := startLogged("test process", []string{"chrt", "-f", "1", "sh", "-c", script}, nil, logPath, "ready", syscall.SIGTERM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ready.found:
+	case <-time.After(5 * time.Second):
+		t.Skipf("no ready line within 5 s (SCHED_FIFO refused?): %s", TailFile(logPath, 3))
+	}
+	p.realtime, p.dumpOnHang = true, true
+	if err := p.Stop(syscall.SIGTERM, 300*time.Millisecond); err != nil {
+		t.Errorf("a starved process that exited once demoted: Stop = %v, want its own exit status (0)", err)
+	}
+	b, _ := os.ReadFile(logPath)
+	if !p.starved || !p.forced || !strings.Contains(string(b), "demoted\n") || strings.Contains(string(b), "stacks written") {
+		t.Errorf("starved %v, forced %v, log %q: want starved and forced, the script's own exit, no SIGQUIT", p.starved, p.forced, b)
+	}
+	if !strings.Contains(string(b), "fifo/1") {
+		t.Errorf("log %q: want its thread reported at fifo/1 before the demotion", b)
+	}
+}
+
+// TestParseThreadStat: a command name with spaces and parentheses does not
+// shift the fields after it (proc(5): they follow the last ')').
+func TestParseThreadStat(t *testing.T) {
+	line := "4242 (coopcc (emu) x) R 1 4242 1 0 -1 4194560 100 0 0 0 250 37 0 0 -51 0 9 0 1000 2000000 500 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 50 1 0 0 0"
+	got, err := parseThreadStat(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := threadSched{tid: 4242, comm: "coopcc (emu) x", state: "R", ticks: 287, cpu: 1, rtPrio: 50, policy: 1}
+	if got != want {
+		t.Errorf("parseThreadStat = %+v, want %+v", got, want)
+	}
+	if _, err := parseThreadStat("4242 coopcc R 1"); err == nil {
+		t.Error("a line without (comm): no error")
+	}
+	if _, err := parseThreadStat("4242 (coopcc) R 1 2 3"); err == nil {
+		t.Error("a short line: no error")
 	}
 }
 
@@ -72,7 +140,7 @@ func TestStopAsksAHungProgramForItsStacks(t *testing.T) {
 // "ready" line.
 func startReady(t *testing.T, script, logPath string) *Proc {
 	t.Helper()
-	p, ready, err := startLogged("test process", []string{"sh", "-c", script}, logPath, "ready", syscall.SIGTERM)
+	p, ready, err := startLogged("test process", []string{"sh", "-c", script}, nil, logPath, "ready", syscall.SIGTERM)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -251,7 +251,9 @@ func addNeighbours(nd Node, nodes []Node, macs []net.HardwareAddr, self int) err
 // StartEmu starts the emulator (argv built by the caller) and waits until
 // it prints "ready", then addresses the TAPs it moved into the namespaces.
 func (tb *Testbed) StartEmu(ctx context.Context, argv []string, logPath string, timeout time.Duration) error {
-	p, ready, err := startLogged("emulator", argv, logPath, "ready", syscall.SIGTERM)
+	// GOTRACEBACK=crash: a hang's SIGQUIT (Proc.kill) writes every
+	// thread's stack, the runtime's own too, not only the goroutines'.
+	p, ready, err := startLogged("emulator", argv, []string{"GOTRACEBACK=crash"}, logPath, "ready", syscall.SIGTERM)
 	if err != nil {
 		return err
 	}
@@ -281,8 +283,11 @@ func (tb *Testbed) StopEmu() error {
 		return nil
 	}
 	err := tb.emu.Stop(syscall.SIGTERM, emuStopGrace)
+	if tb.emu.starved {
+		return fmt.Errorf("emulator starved: no exit within %v of SIGTERM at its real-time priority, exited once demoted to ordinary scheduling (its threads' state is in its log): %v", emuStopGrace, err)
+	}
 	if tb.emu.forced {
-		return fmt.Errorf("emulator hung: no exit within %v of SIGTERM, stopped by SIGQUIT (its goroutines' stacks are in its log) or SIGKILL: %v", emuStopGrace, err)
+		return fmt.Errorf("emulator hung: no exit within %v of SIGTERM, stopped by SIGQUIT (its threads' state and its goroutines' stacks are in its log) or SIGKILL: %v", emuStopGrace, err)
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ee.ExitCode() == -1 {
@@ -298,7 +303,7 @@ func (tb *Testbed) StopEmu() error {
 // the given writers. The testbed stops it on Close.
 func (tb *Testbed) Exec(nd Node, name string, argv []string, stdout, stderr io.Writer, deathSig syscall.Signal) (*Proc, error) {
 	full := append([]string{"ip", "netns", "exec", nd.Netns}, argv...)
-	p, err := startProc(name, full, stdout, stderr, deathSig)
+	p, err := startProc(name, full, nil, stdout, stderr, deathSig)
 	if err != nil {
 		return nil, err
 	}
