@@ -431,8 +431,8 @@ func (q *queueProbe) startEpoch(cp CoopParams, e int64, bites func(s float64) bo
 // Counting a start whose excess is within that scatter but could be a gain
 // of UpGain (its delivery plus twice the standard error at 1 + UpGain of
 // the baseline or more) as a gain was tried (lab, thirty-first session) and
-// not kept: the parked downloads' starts stood out anyway (× 1.076 and
-// 1.077 at ± 0.038 and 0.016), and the lone 4 ms upload's (× 0.974–1.015) was
+// not kept: the parked downloads' starts stood out anyway (× 1.054–1.077
+// at ± 0.016–0.044, 3 runs), and the lone 4 ms upload's (× 0.974–1.015) was
 // judged against baselines of three evaluations whose scatter read ± 0.015
 // to ± 0.069, so one run of six probed up for nothing (× 1.021, rejected;
 // p95 RTT 9.3 ms against 6.6–7.0). startNote says how the start compared.
