@@ -537,9 +537,12 @@ func TestCoopPausesTheElasticityTestWhileTheGroupProbes(t *testing.T) {
 	for range 6 {
 		probe = append(probe, tick{30 * time.Millisecond, 90})
 	}
-	// The same probe with the peers' windows not reported yet (a status
-	// interval late): the queue grows at windows that look held.
-	unseen := []tick{{8 * time.Millisecond, 30}, {12 * time.Millisecond, 30}, {30 * time.Millisecond, 30}, {30 * time.Millisecond, 30}}
+	// The same probe with the peers' windows reported a status interval
+	// late: for two evaluations the queue grows at windows that look held.
+	unseen := []tick{{8 * time.Millisecond, 30}, {12 * time.Millisecond, 30}}
+	for range 5 {
+		unseen = append(unseen, tick{30 * time.Millisecond, 90})
+	}
 	run := func(p Params, during []tick) (verdicts int, paused bool) {
 		c := newCoopT(t, p)
 		view := func(now time.Time, q time.Duration, peerCwnd uint32) View {
@@ -570,7 +573,7 @@ func TestCoopPausesTheElasticityTestWhileTheGroupProbes(t *testing.T) {
 		}
 		return verdicts, paused
 	}
-	for name, during := range map[string][]tick{"windows seen": probe, "windows not yet seen": unseen} {
+	for name, during := range map[string][]tick{"windows seen": probe, "windows seen a status interval late": unseen} {
 		if n, _ := run(Params{}, during); n != 0 {
 			t.Errorf("%s: %d verdicts while the peers probed", name, n)
 		}
