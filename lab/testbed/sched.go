@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // threadSched is one thread's scheduling state, from /proc/PID/task/TID/stat
@@ -20,7 +22,7 @@ type threadSched struct {
 	ticks  uint64 // user + system time, clock ticks
 	cpu    int    // the CPU it last ran on
 	rtPrio int    // real-time priority (0 for ordinary threads)
-	policy int    // 0 SCHED_NORMAL, 1 SCHED_FIFO, 2 SCHED_RR, …
+	policy int    // unix.SCHED_NORMAL, unix.SCHED_FIFO, …
 }
 
 // parseThreadStat parses one /proc/…/stat line. The command name is in
@@ -75,17 +77,17 @@ func readThreads(pid int) ([]threadSched, error) {
 // policyName names a scheduling policy number (sched(7)).
 func policyName(p int) string {
 	switch p {
-	case 0:
+	case unix.SCHED_NORMAL:
 		return "normal"
-	case 1:
+	case unix.SCHED_FIFO:
 		return "fifo"
-	case 2:
+	case unix.SCHED_RR:
 		return "rr"
-	case 3:
+	case unix.SCHED_BATCH:
 		return "batch"
-	case 5:
+	case unix.SCHED_IDLE:
 		return "idle"
-	case 6:
+	case unix.SCHED_DEADLINE:
 		return "deadline"
 	}
 	return strconv.Itoa(p)
@@ -153,7 +155,7 @@ func otherRealtime(pid int) []threadSched {
 			continue
 		}
 		for _, t := range ts {
-			if t.policy == 1 || t.policy == 2 {
+			if t.policy == unix.SCHED_FIFO || t.policy == unix.SCHED_RR {
 				out = append(out, t)
 			}
 		}
