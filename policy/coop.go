@@ -674,7 +674,7 @@ func (c *coop) groupProbing(now time.Time, g group, mss, dStar float64) (probing
 // delivery (peakGroup): a medium that has carried that much for the group
 // serves its contenders' segments at least that fast. A group squeezed by
 // hosts without coopcc sees its estimate collapse, and the floor
-// segs·MSS·(n+1)/C grew with it: beside 8 CUBIC hosts at 256 ms (lab,
+// segs·MSS·(n+½)/C grows with it (n+1 then): beside 8 CUBIC hosts at 256 ms (lab,
 // coexistence N = 10, 2026-11-26) a terminal's estimate fell from 500 to
 // 3 kB/s, its target queue rose from 45 ms to 12 s, the queue (0.4–1.6 s)
 // was "at the target", and the elasticity test that would have released it

@@ -1427,9 +1427,12 @@ func TestCoopPausesWhileItsPeersAreUnderTheirTargets(t *testing.T) {
 			paused = paused || strings.Contains(why, "elasticity test paused: ") && strings.Contains(why, " of 3 peers under bounds are under their targets")
 			now = now.Add(500 * time.Millisecond)
 		}
+		// The target: the floor of 2 segments for each of the 4 terminals
+		// and half as many for the AP, at the 7.2 MB/s they deliver.
+		target := time.Duration(2 * 1448 * 4.5 / 7.2e6 * float64(time.Second))
 		step(30 * time.Millisecond) // the first estimate
 		for range 6 {
-			step(2 * time.Millisecond) // at the target
+			step(target)
 		}
 		for range 16 {
 			step(7 * time.Millisecond) // above this terminal's target, the windows where they were

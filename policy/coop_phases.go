@@ -341,18 +341,24 @@ func latecomerBase(base, srtt, d, floor time.Duration) time.Duration {
 }
 
 // targetQueue is the target queueing delay d* = max((ρ*−1)·R̄,
-// segs·MSS·(n+1)/C), seconds: the relative target, but never less than the
+// segs·MSS·(n+½)/C), seconds: the relative target, but never less than the
 // time the bottleneck needs to serve segs segments for every contender of
-// the medium — the n terminals and the AP, which forwards their ACKs — at the
+// the medium — the n terminals, and the AP for half of that: it forwards
+// one ACK frame per delayed-ACK pair that a station queues — at the
 // capacity the windows are sized for. segs is QueueSegments (2: one
 // delayed-ACK pair) unless the queue probe found that more queue pays
 // (aggregation: coop_probe.go) or that less does (below). On short paths
 // (4 ms: d* by ratio alone is under 1 ms, less than one 802.11 contention
 // round of a few stations plus a delayed ACK) the relative target cannot be
 // met even with no queue of ours, and "inflated" would never clear; one
-// station alone needs 13–14 segments at 4 ms where 2 segments over its BDP
-// gave it 10–11. With the same C in the windows, this floor is exactly
-// segs·(n+1) extra segments in all. capacity 0: no floor.
+// station alone needs 12 segments at 4 ms where 2 segments over its BDP
+// (10–11) lost throughput. With the same C in the windows, this floor is
+// exactly segs·(n+½) extra segments in all. capacity 0: no floor.
+//
+// The AP counted as a whole contender until the thirty-second session: a
+// lone 4 ms terminal's window was 13, whose p95 RTT (6.7–7.0 ms) missed 1.5 ×
+// its 4.3 ms base, where a fixed 12 carried as much at 6.1 (lab,
+// testbed2012; docs/policies.md, Limits).
 //
 // Below QueueSegments (the queue probe's down-probes, where less queue
 // measurably paid: rate adaptation that reads the collisions of backlogged
@@ -363,7 +369,7 @@ func latecomerBase(base, srtt, d, floor time.Duration) time.Duration {
 func targetQueue(cp CoopParams, g group, mss, capacity, segs float64) float64 {
 	dq := (cp.TargetRatio - 1) * g.rbar * min(1, segs/float64(max(cp.QueueSegments, 1)))
 	if capacity > 0 {
-		dq = max(dq, segs*mss*(g.n()+1)/capacity)
+		dq = max(dq, segs*mss*(g.n()+0.5)/capacity)
 	}
 	return dq
 }
@@ -384,7 +390,15 @@ func targetQueue(cp CoopParams, g group, mss, capacity, segs float64) float64 {
 // gain applied.
 func nextCapacity(cp CoopParams, g group, c, dStar, mss, hold float64, lift bool) (float64, float64) {
 	gain := min(max(math.Pow((g.rbar+dStar)/(g.rbar+g.d), cp.Gain), cp.GainMin), cp.GainMax)
-	if g.slack {
+	if g.measured <= 0 {
+		// Nothing delivered since the last evaluation (the link out of
+		// sight, every flow idle): a short queue is no proof of capacity,
+		// and no delivery caps the probe (below). Rising by GainMax every
+		// tick, a download's estimate went from 0.5 to 226 MB/s in the
+		// first 20 s of a 40 s outage (lab, vehicle-2014 drive, thirty-second session),
+		// and the windows would have found no bound when the link came back.
+		gain = min(gain, 1)
+	} else if g.slack {
 		// Most windows are under their bounds (the kernel's CUBIC regrowing
 		// after a loss or its start): the delivery is not what the bounds
 		// allow, and a short queue then says nothing about the medium. The
@@ -411,6 +425,15 @@ func nextCapacity(cp CoopParams, g group, c, dStar, mss, hold float64, lift bool
 		// the estimate to 4.04 and the queue back to 96 ms a second later
 		// (lab, scalability --quick, twenty-fifth session).
 		gain = cp.GainMax
+	} else if math.Abs(g.d-dStar) < quantum(mss, c) {
+		// Within half a segment of the target: no window can come closer
+		// (windows are whole segments), and moving the estimate only
+		// dithers the windows about it (gain and lift alike: the delivery's
+		// scatter would ratchet the estimate up). A lone terminal at 4 ms
+		// whose target lay between two windows alternated between 12 and 13
+		// every 2–3 s (lab, testbed2012, thirty-first session: p95 RTT
+		// 6.6–6.8 ms); held, it stays at the one nearest the target.
+		gain, lift = 1, false
 	}
 	if lift {
 		c = max(c, g.measured)
@@ -427,6 +450,10 @@ func nextCapacity(cp CoopParams, g group, c, dStar, mss, hold float64, lift bool
 	// elasticity test runs, one cut is the probe (compete.hold).
 	return max(c, g.n()*mss, hold), gain
 }
+
+// quantum is half a segment's queueing time at the estimate c (seconds):
+// the deadband of the estimate's law about the target (nextCapacity).
+func quantum(mss, c float64) float64 { return 0.5 * mss / c }
 
 // terminalShare is this terminal's share of the capacity by weighted max-min
 // (equal weights, or capabilities, or PHY rates: CoopParams).
