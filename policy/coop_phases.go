@@ -390,15 +390,7 @@ func targetQueue(cp CoopParams, g group, mss, capacity, segs float64) float64 {
 // gain applied.
 func nextCapacity(cp CoopParams, g group, c, dStar, mss, hold float64, lift bool) (float64, float64) {
 	gain := min(max(math.Pow((g.rbar+dStar)/(g.rbar+g.d), cp.Gain), cp.GainMin), cp.GainMax)
-	if g.measured <= 0 {
-		// Nothing delivered since the last evaluation (the link out of
-		// sight, every flow idle): a short queue is no proof of capacity,
-		// and no delivery caps the probe (below). Rising by GainMax every
-		// tick, a download's estimate went from 0.5 to 226 MB/s in the
-		// first 20 s of a 40 s outage (lab, vehicle-2014 drive, thirty-second session),
-		// and the windows would have found no bound when the link came back.
-		gain = min(gain, 1)
-	} else if g.slack {
+	if g.slack {
 		// Most windows are under their bounds (the kernel's CUBIC regrowing
 		// after a loss or its start): the delivery is not what the bounds
 		// allow, and a short queue then says nothing about the medium. The
