@@ -1427,9 +1427,10 @@ func TestCoopPausesWhileItsPeersAreUnderTheirTargets(t *testing.T) {
 			paused = paused || strings.Contains(why, "elasticity test paused: ") && strings.Contains(why, " of 3 peers under bounds are under their targets")
 			now = now.Add(500 * time.Millisecond)
 		}
-		// The target: the floor of 2 segments for each of the 4 terminals
-		// and half as many for the AP, at the 7.2 MB/s they deliver.
-		target := time.Duration(2 * 1448 * 4.5 / 7.2e6 * float64(time.Second))
+		// The target: the segment floor for the 4 terminals and the AP at
+		// the 7.2 MB/s they deliver (targetQueue).
+		four := group{terms: make([]terminal, 4), rbar: base.Seconds()}
+		target := time.Duration(targetQueue(CoopParams{}.Defaults(), four, 1448, 7.2e6, 2) * float64(time.Second))
 		step(30 * time.Millisecond) // the first estimate
 		for range 6 {
 			step(target)

@@ -105,11 +105,11 @@ func TestTargetQueueBelowQueueSegmentsShrinksTheWhole(t *testing.T) {
 func TestNextCapacityHoldsWithinHalfASegmentOfTheTarget(t *testing.T) {
 	cp := CoopParams{}.Defaults()
 	const mss, rbar, c = 1448.0, 0.0043, 3e6
-	dStar := 2 * mss * 1.5 / c // a lone terminal's floor: 1.45 ms
-	band := quantum(mss, c)    // 0.24 ms
 	lone := func(d, measured float64) group {
 		return group{terms: make([]terminal, 1), rbar: rbar, d: d, measured: measured}
 	}
+	dStar := targetQueue(cp, lone(0, 0), mss, c, 2) // a lone terminal's floor: 1.45 ms
+	band := quantum(mss, c)                         // 0.24 ms
 	for _, d := range []float64{dStar - 0.9*band, dStar + 0.9*band} {
 		if next, gain := nextCapacity(cp, lone(d, 1.02*c), c, dStar, mss, 0, true); next != c || gain != 1 {
 			t.Errorf("queue %.3f ms against a target of %.3f: next %.0f (gain %.4f), want the estimate held at %.0f", d*1e3, dStar*1e3, next, gain, c)
