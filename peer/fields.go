@@ -34,6 +34,10 @@ type Fields struct {
 	RcvHi      uint32 `json:"rcv_hi_segments,omitempty"`
 	// The learned queue per contender (TLV 15); omitted when 0.
 	QueueSegments uint32 `json:"queue_segments,omitempty"`
+	// The probe the sender announces (TLV 18): segments per contender in
+	// a wall-clock probe epoch; omitted when none.
+	PlanEpoch    uint32 `json:"plan_epoch,omitempty"`
+	PlanSegments uint32 `json:"plan_segments,omitempty"`
 	// The WLAN interface's transmit rate (TLV 16), kbit/s; omitted when 0.
 	LinkRateKbps uint32 `json:"link_rate_kbps,omitempty"`
 	// The airtime counters of the sender's last interval (TLV 17), µs;
@@ -53,7 +57,7 @@ func FieldsOf(s Status) Fields {
 		SRTTus: uint32(s.SRTT / time.Microsecond), MinRTTus: uint32(s.MinRTT / time.Microsecond),
 		DeliveryRate: strconv.FormatUint(s.DeliveryRate, 10), Demand: strconv.FormatUint(s.Demand, 10),
 		AppLimited: s.AppLimited, Capability: strconv.FormatUint(s.Capability, 10),
-		Lo: s.Lo, Hi: s.Hi, Policy: s.Policy, QueueSegments: s.QueueSegments, LinkRateKbps: s.LinkRate,
+		Lo: s.Lo, Hi: s.Hi, Policy: s.Policy, QueueSegments: s.QueueSegments, PlanEpoch: s.PlanEpoch, PlanSegments: s.PlanSegments, LinkRateKbps: s.LinkRate,
 		AirChannelUs: s.AirChannel, AirBusyUs: s.AirBusy, AirOwnUs: s.AirOwn,
 	}
 	if s.hasDownloads() {
@@ -87,7 +91,7 @@ func (f Fields) Status() (Status, error) {
 		Lo: f.Lo, Hi: f.Hi, Policy: f.Policy,
 		DownFlows: f.DownFlows, DownRate: u("down_rate_Bps", f.DownRate, 10),
 		DownSRTT: time.Duration(f.DownSRTTus) * time.Microsecond, RcvHi: f.RcvHi,
-		QueueSegments: f.QueueSegments, LinkRate: f.LinkRateKbps,
+		QueueSegments: f.QueueSegments, PlanEpoch: f.PlanEpoch, PlanSegments: f.PlanSegments, LinkRate: f.LinkRateKbps,
 		AirChannel: f.AirChannelUs, AirBusy: f.AirBusyUs, AirOwn: f.AirOwnUs,
 	}
 	return s, err

@@ -111,6 +111,12 @@ func generateVectors(t *testing.T) vectorFile {
 	linkMax.LinkRate = MaxLinkRate
 	air := link
 	air.Seq, air.AirChannel, air.AirBusy, air.AirOwn = 5, 300_000, 240_000, 90_000
+	// The probe the group's leader announces (TLV 18): 128 segments per
+	// contender (32 learned in TLV 15, an up-probe) in epoch 352 000 000.
+	plan := air
+	plan.Seq, plan.PlanEpoch, plan.PlanSegments = 7, 352_000_000, 128
+	planMax := plan
+	planMax.PlanSegments = MaxQueueSegments
 	// Busy below own is valid: some drivers count the frames sent to the
 	// station apart from the busy time. Without TLVs 15 and 16.
 	airOwn := full
@@ -169,6 +175,7 @@ func generateVectors(t *testing.T) vectorFile {
 			{Name: "link rate (TLV 16)", Note: "TLV 10 04 0000d2f0 (54 000 kbit/s) after TLV 15", Encodes: true, MessageHex: hex.EncodeToString(enc(link)), Fields: toFields(link)},
 			{Name: "airtime (TLV 17)", Note: "TLV 11 0c 000493e0 0003a980 00015f90 (channel 300 000 us, busy 240 000 us, own 90 000 us) after TLV 16", Encodes: true, MessageHex: hex.EncodeToString(enc(air)), Fields: toFields(air)},
 			{Name: "airtime with busy below own (TLV 17)", Note: "TLV 11 0c 000493e0 0000ea60 000124f8 (channel 300 000 us, busy 60 000 us, own 75 000 us) right after the policy, without TLVs 15 and 16: only busy <= channel and own <= channel are required", Encodes: true, MessageHex: hex.EncodeToString(enc(airOwn)), Fields: toFields(airOwn)},
+			{Name: "probe plan (TLV 18)", Note: "TLV 12 08 14fb1800 00000080 (epoch 352 000 000, 128 segments: an up-probe from the learned 32 of TLV 15) after TLV 17", Encodes: true, MessageHex: hex.EncodeToString(enc(plan)), Fields: toFields(plan)},
 			{Name: "unknown TLV 200 skipped", Note: "TLV c8 03 78797a appended before the tag", MessageHex: hex.EncodeToString(unknown), Fields: toFields(full)},
 			{Name: "min RTT above srtt is clamped to srtt", Note: "min_rtt on the wire is 50000 us", MessageHex: hex.EncodeToString(clampMsg), Fields: toFields(clampOut)},
 		},
@@ -206,6 +213,11 @@ func generateVectors(t *testing.T) vectorFile {
 			{Name: "airtime TLV of 8 bytes", MessageHex: bad(func(b []byte) []byte {
 				return reseal(c, append(b, TLVAirtime, 8, 0, 0x04, 0x93, 0xe0, 0, 0x03, 0xa9, 0x80))
 			}), Reason: Malformed.String()},
+			{Name: "probe plan of 65536 segments", MessageHex: hex.EncodeToString(func() []byte {
+				b := body(enc(planMax))
+				binary.BigEndian.PutUint32(b[len(b)-4:], MaxQueueSegments+1) // TLV 18 is the last
+				return reseal(c, b)
+			}()), Reason: OutOfRange.String()},
 			{Name: "oversized (513 bytes)", MessageHex: hex.EncodeToString(bytes.Repeat([]byte{0}, MaxMessageSize+1)), Reason: Oversized.String()},
 		},
 	}

@@ -62,6 +62,12 @@ const (
 	// that the group can sum its own airtime against the busy air and see
 	// whether hosts without coopcc hold the medium.
 	TLVAirtime = 17 // u32 channel ≤ MaxAirChannel, u32 busy ≤ channel, u32 own ≤ channel
+	// TLVProbePlan (a compatible extension of version 1; senders omit it
+	// when they announce no probe): the queue probe the sender announces as
+	// its group's probe leader — its windows use the given segments per
+	// contender in the given wall-clock probe epoch (policy.ProbePlan) — so
+	// that the group's terminals make one probe at once (policy/coop_lead.go).
+	TLVProbePlan = 18 // u32 epoch (any), u32 segments 1..MaxQueueSegments
 )
 
 // Valid ranges (inclusive). A message with any field outside them is
@@ -102,7 +108,10 @@ type Status struct {
 	RcvHi     uint32        // receive-window bound, segments (0 = none)
 
 	QueueSegments uint32 // learned queue per contender, segments (0 = none)
-	LinkRate      uint32 // the WLAN interface's transmit rate, kbit/s (0 = unknown)
+	// PlanSegments segments per contender in probe epoch PlanEpoch: the
+	// probe the sender announces (0 segments = none: the TLV is omitted).
+	PlanEpoch, PlanSegments uint32
+	LinkRate                uint32 // the WLAN interface's transmit rate, kbit/s (0 = unknown)
 
 	AirChannel uint32 // µs on the channel over the sender's last interval (0 = unknown: the TLV is omitted)
 	AirBusy    uint32 // µs of it the channel was busy
@@ -151,6 +160,10 @@ func (s Status) Validate() error {
 		return fmt.Errorf("receive bound %d > %d segments", s.RcvHi, MaxCwnd)
 	case s.QueueSegments > MaxQueueSegments:
 		return fmt.Errorf("queue per contender %d > %d segments", s.QueueSegments, MaxQueueSegments)
+	case s.PlanSegments > MaxQueueSegments:
+		return fmt.Errorf("probe plan of %d > %d segments", s.PlanSegments, MaxQueueSegments)
+	case s.PlanSegments == 0 && s.PlanEpoch != 0:
+		return fmt.Errorf("probe plan for epoch %d of 0 segments", s.PlanEpoch)
 	case s.LinkRate > MaxLinkRate:
 		return fmt.Errorf("link rate %d > %d kbit/s", s.LinkRate, MaxLinkRate)
 	case s.AirChannel > MaxAirChannel:
@@ -198,6 +211,10 @@ func (s Status) Clamp() Status {
 	s.DownSRTT = max(0, min(s.DownSRTT, MaxRTT)).Truncate(time.Microsecond)
 	s.RcvHi = min(s.RcvHi, MaxCwnd)
 	s.QueueSegments = min(s.QueueSegments, MaxQueueSegments)
+	s.PlanSegments = min(s.PlanSegments, MaxQueueSegments)
+	if s.PlanSegments == 0 {
+		s.PlanEpoch = 0
+	}
 	s.LinkRate = min(s.LinkRate, MaxLinkRate)
 	s.AirChannel = min(s.AirChannel, MaxAirChannel)
 	s.AirBusy = min(s.AirBusy, s.AirChannel) // busy may be below own on some drivers: not clamped to each other
@@ -312,6 +329,11 @@ func (c *Codec) AppendEncode(dst []byte, s Status) ([]byte, error) {
 		dst = binary.BigEndian.AppendUint32(dst, s.AirChannel)
 		dst = binary.BigEndian.AppendUint32(dst, s.AirBusy)
 		dst = binary.BigEndian.AppendUint32(dst, s.AirOwn)
+	}
+	if s.PlanSegments != 0 {
+		dst = append(dst, TLVProbePlan, 8)
+		dst = binary.BigEndian.AppendUint32(dst, s.PlanEpoch)
+		dst = binary.BigEndian.AppendUint32(dst, s.PlanSegments)
 	}
 	total := len(dst) - start + TagSize
 	binary.BigEndian.PutUint16(dst[start+6:], uint16(total))
@@ -447,6 +469,9 @@ func parseTLVs(s *Status, b []byte) error {
 			s.AirChannel = binary.BigEndian.Uint32(v)
 			s.AirBusy = binary.BigEndian.Uint32(v[4:])
 			s.AirOwn = binary.BigEndian.Uint32(v[8:])
+		case TLVProbePlan:
+			s.PlanEpoch = binary.BigEndian.Uint32(v)
+			s.PlanSegments = binary.BigEndian.Uint32(v[4:])
 		}
 	}
 	return nil
@@ -458,7 +483,7 @@ func knownLen(typ byte) int {
 	switch typ {
 	case TLVActiveFlows, TLVCwnd, TLVSRTT, TLVMinRTT, TLVDownFlows, TLVDownSRTT, TLVRcvHi, TLVQueueSegments, TLVLinkRate:
 		return 4
-	case TLVDeliveryRate, TLVDemand, TLVCapability, TLVBounds, TLVDownRate:
+	case TLVDeliveryRate, TLVDemand, TLVCapability, TLVBounds, TLVDownRate, TLVProbePlan:
 		return 8
 	case TLVAirtime:
 		return 12

@@ -25,7 +25,7 @@ func equalStatus(a, b Status) bool {
 		a.DeliveryRate == b.DeliveryRate && a.Demand == b.Demand && a.AppLimited == b.AppLimited &&
 		a.Capability == b.Capability && a.Lo == b.Lo && a.Hi == b.Hi && a.Policy == b.Policy &&
 		a.DownFlows == b.DownFlows && a.DownRate == b.DownRate && a.DownSRTT == b.DownSRTT && a.RcvHi == b.RcvHi &&
-		a.QueueSegments == b.QueueSegments && a.LinkRate == b.LinkRate &&
+		a.QueueSegments == b.QueueSegments && a.PlanEpoch == b.PlanEpoch && a.PlanSegments == b.PlanSegments && a.LinkRate == b.LinkRate &&
 		a.AirChannel == b.AirChannel && a.AirBusy == b.AirBusy && a.AirOwn == b.AirOwn
 }
 
@@ -270,4 +270,88 @@ func TestAirtimeTLV(t *testing.T) {
 	if _, err := c.Decode(reseal(c, b)); ReasonOf(err) != Malformed {
 		t.Errorf("TLV 17 twice: reason %v (%v), want malformed", ReasonOf(err), err)
 	}
+}
+
+func TestProbePlanTLV(t *testing.T) {
+	c := NewCodec(testKey, GroupID("lab"))
+	s := sampleStatus()
+	s.QueueSegments, s.PlanEpoch, s.PlanSegments = 32, 352_000_000, 128 // an up-probe announced for an epoch
+	s.AirChannel, s.AirBusy, s.AirOwn = 300_000, 240_000, 90_000
+	msg, err := c.Encode(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Decode(msg)
+	if err != nil || !equalStatus(got, s) {
+		t.Fatalf("round trip: %+v (%v), want %+v", got, err, s)
+	}
+	// Ascending type order: TLV 18 comes last, after TLV 17.
+	body := msg[:len(msg)-TagSize]
+	if tlv := body[len(body)-10:]; tlv[0] != TLVProbePlan || tlv[1] != 8 ||
+		binary.BigEndian.Uint32(tlv[2:]) != 352_000_000 || binary.BigEndian.Uint32(tlv[6:]) != 128 {
+		t.Fatalf("last TLV % x, want 12 08 14fb1800 00000080", tlv)
+	}
+	// Omitted when no probe is announced: the message is the one without it.
+	s0 := s
+	s0.PlanEpoch, s0.PlanSegments = 0, 0
+	msg0, err := c.Encode(s0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msg0) != len(msg)-10 {
+		t.Fatalf("message without TLV 18 is %d bytes, want %d - 10", len(msg0), len(msg))
+	}
+	if got, err := c.Decode(msg0); err != nil || got.PlanEpoch != 0 || got.PlanSegments != 0 {
+		t.Fatalf("without TLV 18: %+v (%v)", got, err)
+	}
+	// Epoch 0 is an epoch like any other (the index wraps at 2^32).
+	s.PlanEpoch = 0
+	if got, err := c.Decode(must(t, c, s)); err != nil || got.PlanSegments != 128 || got.PlanEpoch != 0 {
+		t.Fatalf("epoch 0: %+v (%v)", got, err)
+	}
+	// The segments' limit itself is valid; one above it is not, nor an
+	// epoch without segments, and Clamp fixes both.
+	s.PlanEpoch, s.PlanSegments = 7, MaxQueueSegments
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []struct{ epoch, segs uint32 }{{7, MaxQueueSegments + 1}, {7, 0}} {
+		s.PlanEpoch, s.PlanSegments = bad.epoch, bad.segs
+		if _, err := c.Encode(s); err == nil || !strings.Contains(err.Error(), "probe plan") {
+			t.Errorf("encode of plan %d segments in epoch %d: %v", bad.segs, bad.epoch, err)
+		}
+		if cl := s.Clamp(); cl.Validate() != nil || cl.PlanSegments != min(bad.segs, MaxQueueSegments) {
+			t.Errorf("clamp of plan %d/%d: %d/%d", bad.epoch, bad.segs, cl.PlanEpoch, cl.PlanSegments)
+		}
+	}
+	// On the wire (a sender that does not validate): out of range.
+	plain := msg0[:len(msg0)-TagSize]
+	for _, segs := range []uint32{0, MaxQueueSegments + 1} {
+		b := append(append([]byte(nil), plain...), TLVProbePlan, 8)
+		b = binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(b, 7), segs)
+		if _, err := c.Decode(reseal(c, b)); ReasonOf(err) != OutOfRange {
+			t.Errorf("plan of %d segments: reason %v (%v), want out of range", segs, ReasonOf(err), err)
+		}
+	}
+	// Framing: another length than 8, or twice, is malformed.
+	for _, n := range []int{0, 4, 7, 9, 12} {
+		b := append(append(append([]byte(nil), plain...), TLVProbePlan, byte(n)), make([]byte, n)...)
+		if _, err := c.Decode(reseal(c, b)); ReasonOf(err) != Malformed {
+			t.Errorf("TLV 18 of %d bytes: reason %v (%v), want malformed", n, ReasonOf(err), err)
+		}
+	}
+	b := append([]byte(nil), msg[:len(msg)-TagSize]...)
+	b = append(b, b[len(b)-10:]...)
+	if _, err := c.Decode(reseal(c, b)); ReasonOf(err) != Malformed {
+		t.Errorf("TLV 18 twice: reason %v (%v), want malformed", ReasonOf(err), err)
+	}
+}
+
+func must(t *testing.T, c *Codec, s Status) []byte {
+	t.Helper()
+	b, err := c.Encode(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -57,6 +57,14 @@ for m in v["valid"]:
         ch, busy, own = struct.unpack(">III", tlv[17])
         assert ch <= 60_000_000 and busy <= ch and own <= ch, (m["name"], ch, busy, own)
         got.update(air_channel_us=ch, air_busy_us=busy, air_own_us=own)
+    # The probe the sender announces (TLV 18): u32 epoch, u32 segments
+    # (1..65535); left out of the JSON when none.
+    down.update(plan_epoch=0, plan_segments=0)
+    if 18 in tlv:
+        assert len(tlv[18]) == 8, (m["name"], "TLV 18 length", len(tlv[18]))
+        epoch, segs = struct.unpack(">II", tlv[18])
+        assert 1 <= segs <= 65535, (m["name"], "TLV 18 segments", segs)
+        got.update(plan_epoch=epoch, plan_segments=segs)
     for k, zero in down.items():
         assert f.get(k, zero) == got.get(k, zero), (m["name"], k)
         got.pop(k, None)
