@@ -330,7 +330,8 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 		return d
 	}
 	gain, firstNote := c.estimate(v.Now, g, dStar, mss, update)
-	probeNote := c.stepProbe(v, g, mss, dStar, update) + firstNote
+	stepNote := c.stepProbe(v, g, mss, dStar, update)
+	probeNote := stepNote + firstNote
 	// The windows use the target for the new estimate; while the
 	// elasticity test runs they are sized for the queue as it is: the probe
 	// is a cut of a third of what is in flight, not a slam to the target's
@@ -349,6 +350,7 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 	d.Reason, d.Reversed = joinReasons(rev, d.Reason), reversed
 	if !cp.DisableQueueProbe {
 		d.QueueSegments = uint32(c.probe.learned(cp))
+		d.Plan, d.Probe = c.probe.announced(cp), stepNote
 	}
 	return d
 }
@@ -401,10 +403,20 @@ func (c *coop) estimate(now time.Time, g group, dStar, mss float64, update bool)
 func (c *coop) stepProbe(v View, g group, mss, dStar float64, update bool) string {
 	cp := c.p.Coop
 	segsBefore := c.probe.current(cp)
-	if !cp.DisableQueueProbe {
+	var note string
+	leader, follow, ids := probeLeader(v.ID, v.Peers)
+	switch {
+	case cp.DisableQueueProbe:
+	case follow:
+		note = c.probe.follow(cp, v.Now, c.p.EvalInterval, leader)
+	case c.probe.following:
+		c.probe = queueProbe{segs: c.probe.segs} // leading now: its own measurement starts again
+	case !ids:
 		c.probe.agree(cp, v.Now, c.p.EvalInterval, v.Peers)
 	}
-	note := c.observeProbe(v.Now, g, mss, dStar, update)
+	if !c.probe.following {
+		note = c.observeProbe(v.Now, g, mss, dStar, update)
+	}
 	if c.probe.current(cp) != segsBefore || c.probe.probing(cp) {
 		c.comp.restartEpisode()
 	}

@@ -89,11 +89,16 @@ type queueProbe struct {
 	steady int // evaluations in a row at the group's working point, this group
 	// hold: this epoch's probe holds the whole epoch (a down-probe below
 	// QueueSegments: heldProbe).
-	hold  bool
-	pool  probePool // a promising held probe's arms so far
-	base  []float64
-	probe []float64
-	tail  []float64
+	hold bool
+	pool probePool // a promising held probe's arms so far
+	plan probePlan // the next epoch's probe, planned at this epoch's last evaluation (planNext)
+	// following: the group's probe leader decides (follow, coop_lead.go);
+	// lead is the queue per contender it puts in force now.
+	following bool
+	lead      float64
+	base      []float64
+	probe     []float64
+	tail      []float64
 }
 
 // probePool is what the arms of a held probe judged promising (a gain the
@@ -195,6 +200,9 @@ func belowPair(cp CoopParams, s float64) bool { return s < float64(cp.QueueSegme
 // probe's during the first half of a probing epoch, the learned ones
 // otherwise.
 func (q *queueProbe) current(cp CoopParams) float64 {
+	if q.following {
+		return q.lead
+	}
 	s := q.learned(cp)
 	if q.dir != 0 && !q.decided {
 		return q.probeValue(cp, q.dir)
@@ -205,9 +213,10 @@ func (q *queueProbe) current(cp CoopParams) float64 {
 // atWorkingPoint reports whether this epoch may hold a probe: one is in
 // force, or the epoch began at the group's working point with a baseline to
 // judge one against (a peer's probe raises the queue above the span that
-// voids this terminal's own: that does not count).
+// voids this terminal's own: that does not count), or the group's leader
+// decides (a probe of its may run).
 func (q *queueProbe) atWorkingPoint() bool {
-	return q.dir != 0 || len(q.base) > 0
+	return q.following || q.dir != 0 || len(q.base) > 0
 }
 
 // probing reports whether a probe's value is in force.
@@ -303,6 +312,9 @@ func (q *queueProbe) observe(cp CoopParams, now time.Time, period time.Duration,
 		if phase >= (ProbeEpochTicks-probeMeasure)*int64(period) {
 			q.tail = append(q.tail, delivery)
 		}
+		if phase >= (ProbeEpochTicks-1)*int64(period) {
+			q.planNext(cp, e+1, bites)
+		}
 	}
 	return note
 }
@@ -355,7 +367,8 @@ func (q *queueProbe) restart(n int, e int64, deep bool) {
 // baseline if the group was at its working point for its last probeMeasure
 // evaluations and at least one before them (steady: the baseline's windows
 // were sized at the working point, not the uncontrolled start's delivery or
-// a transient's), and a probe is chosen unless one is waiting. Until
+// a transient's), and the epoch's probe is the one planned at the epoch
+// before's last evaluation (planNext), or chosen now where none was. Until
 // 2026-11-26 that whole epoch had to be at the working point, so a group's
 // first probe came in the second epoch after its first estimate: 9.5 s after
 // it on 802.11ac at 100 Mbit/s wired (lab, heterogeneous), where the group
@@ -367,20 +380,53 @@ func (q *queueProbe) startEpoch(cp CoopParams, e int64, bites func(s float64) bo
 	if q.hold && q.dir != 0 && !q.decided && len(q.probe) > 0 {
 		note = q.judge(cp)
 	}
+	plan := q.plan
+	q.plan = probePlan{}
 	q.base = nil
 	if e == q.epoch+1 && q.steady > probeMeasure && len(q.tail) > 0 {
 		q.base = q.tail
 	}
 	q.epoch, q.tail, q.probe, q.dir, q.decided, q.hold = e, nil, nil, 0, false, false
-	if q.pool.arms > 0 && (e-q.pool.epoch > probePoolGap || q.pool.from != q.learned(cp)) {
-		q.pool = probePool{} // its next arm did not come in time, or the value moved
-	}
 	if len(q.base) == 0 {
 		return note
 	}
+	if plan.epoch != e {
+		plan = q.choose(cp, e, q.base, bites)
+	}
+	q.dir, q.hold = plan.dir, plan.hold
+	return joinReasons(note, plan.note)
+}
+
+// planNext plans the probe of epoch e at the last evaluation of the epoch
+// before, on the baseline it will have (the tail so far): so a terminal
+// that leads the group's probe (coop_lead.go) can tell its followers
+// before the epoch begins, and their windows move with its own.
+func (q *queueProbe) planNext(cp CoopParams, e int64, bites func(s float64) bool) {
+	if q.plan.epoch == e || !(q.steady > probeMeasure) || len(q.tail) < probeMeasure {
+		return
+	}
+	q.plan = q.choose(cp, e, q.tail, bites)
+}
+
+// probePlan is the probe chosen for an epoch: its direction (0 = none),
+// whether it holds the whole epoch (heldProbe), and a note for the reason.
+type probePlan struct {
+	epoch int64
+	dir   int
+	hold  bool
+	note  string
+}
+
+// choose picks the probe of epoch e, to be judged against base, unless
+// one is waiting; it spends the wait and the credited start (restart).
+func (q *queueProbe) choose(cp CoopParams, e int64, base []float64, bites func(s float64) bool) probePlan {
+	plan := probePlan{epoch: e}
+	if q.pool.arms > 0 && (e-q.pool.epoch > probePoolGap || q.pool.from != q.learned(cp)) {
+		q.pool = probePool{} // its next arm did not come in time, or the value moved
+	}
 	if q.wait > 0 {
 		q.wait--
-		return note
+		return plan
 	}
 	dir := q.next
 	if dir == 0 {
@@ -392,12 +438,12 @@ func (q *queueProbe) startEpoch(cp CoopParams, e int64, bites func(s float64) bo
 	// likewise: once per working point (its pooled arms aside), again only
 	// on that evidence (where less queue gains nothing, 802.11g, it is one
 	// held probe of 5 s).
-	lost := mean(q.base) < (1-ProbeUpGain)*q.best && q.outOfScatter(q.best)
+	lost := mean(base) < (1-ProbeUpGain)*q.best && outOfScatter(base, q.best)
 	gain := !q.triedUp || lost
 	if q.start > 0 {
-		credit := q.startGained()
+		credit := q.startGained(base)
 		gain = gain || credit
-		note = joinReasons(note, q.startNote(credit))
+		plan.note = q.startNote(base, credit)
 	}
 	below := !q.triedBelow || lost || q.pool.arms > 0
 	q.start = 0 // the credited start is judged once, here
@@ -407,11 +453,11 @@ func (q *queueProbe) startEpoch(cp CoopParams, e int64, bites func(s float64) bo
 			continue
 		}
 		if s != q.learned(cp) && bites(s) {
-			q.dir, q.hold = d, heldProbe(cp, d, s)
-			return note
+			plan.dir, plan.hold = d, heldProbe(cp, d, s)
+			return plan
 		}
 	}
-	return note
+	return plan
 }
 
 // startGained reports whether the credited start (restart) delivered more
@@ -436,23 +482,23 @@ func (q *queueProbe) startEpoch(cp CoopParams, e int64, bites func(s float64) bo
 // judged against baselines of three evaluations whose scatter read ± 0.015
 // to ± 0.069, so one run of six probed up for nothing (× 1.021, rejected;
 // p95 RTT 9.3 ms against 6.6–7.0). startNote says how the start compared.
-func (q *queueProbe) startGained() bool {
-	return q.start > mean(q.base) && q.outOfScatter(q.start)
+func (q *queueProbe) startGained(base []float64) bool {
+	return q.start > mean(base) && outOfScatter(base, q.start)
 }
 
 // startNote says how the credited start compared with the first baseline
 // (gained: startGained's verdict).
-func (q *queueProbe) startNote(gained bool) string {
-	b := mean(q.base)
+func (q *queueProbe) startNote(base []float64, gained bool) string {
+	b := mean(base)
 	verdict := "the up-probe it was credited as failed"
 	if gained {
 		verdict = "a gain it may understate: probing up"
 	}
-	return fmt.Sprintf("uncontrolled start: delivery ×%.3f (±%.3f) of the working point's, %s", q.start/b, 2*q.scatter()/b, verdict)
+	return fmt.Sprintf("uncontrolled start: delivery ×%.3f (±%.3f) of the working point's, %s", q.start/b, 2*scatter(base)/b, verdict)
 }
 
-// outOfScatter reports whether a delivery x (B/s) differs from the
-// baseline's mean by more than twice the standard error of one
+// outOfScatter reports whether a delivery x (B/s) differs from the mean of
+// a baseline base by more than twice the standard error of one
 // evaluation's difference from it: var·(1 + 1/k) for k samples (0 for
 // fewer than two: any difference). So does the best (the smoothed
 // delivery's decaying maximum) as the evidence for another up-probe: under
@@ -461,14 +507,15 @@ func (q *queueProbe) startNote(gained bool) string {
 // the maximum of its smoothed value sat more than 5 % above most baselines,
 // and the groups probed up twice in most 60 s runs, every probe rejected
 // at × 0.50–1.37 (± 0.04–0.50), each 2.5 s at four times the queue.
-func (q *queueProbe) outOfScatter(x float64) bool {
-	return math.Abs(x-mean(q.base)) > 2*q.scatter()
+func outOfScatter(base []float64, x float64) bool {
+	return math.Abs(x-mean(base)) > 2*scatter(base)
 }
 
 // scatter is the standard error of one evaluation's difference from the
-// baseline's mean (B/s): var·(1 + 1/k) for k samples, 0 for fewer than two.
-func (q *queueProbe) scatter() float64 {
-	return math.Sqrt(sqErr(q.base) * float64(len(q.base)+1))
+// mean of a baseline base (B/s): var·(1 + 1/k) for k samples, 0 for fewer
+// than two.
+func scatter(base []float64) float64 {
+	return math.Sqrt(sqErr(base) * float64(len(base)+1))
 }
 
 // agree makes the learned value the group's: the upper median of this

@@ -64,6 +64,12 @@ type PeerView struct {
 	// QueueSegments is the queue per contender the peer's coop has learned
 	// (0 = none advertised).
 	QueueSegments uint32
+	// Plan is the queue probe the peer announces for its group to follow
+	// (zero = none; coop_lead.go).
+	Plan ProbePlan
+	// ID is the peer's sender id (random per start; 0 = unknown): the
+	// group's probe leader is the terminal with the lowest.
+	ID uint64
 	// LinkRate is the PHY rate the peer's WLAN interface transmits at,
 	// Mbit/s (0 = unknown).
 	LinkRate float64
@@ -79,7 +85,9 @@ type PeerView struct {
 
 // View is the input of one decision. Peers are the live peers, not self.
 type View struct {
-	Now   time.Time
+	Now time.Time
+	// ID is this terminal's sender id in the peers' protocol (0 = unknown).
+	ID    uint64
 	Flows []FlowView
 	Peers []PeerView
 	// LinkRate is the PHY rate this terminal's WLAN interface transmits
@@ -119,6 +127,12 @@ type Decision struct {
 	// QueueSegments is what this terminal advertises to its peers as the
 	// queue per contender it works at (coop's queue probe; 0 = nothing).
 	QueueSegments uint32
+	// Plan is the queue probe this terminal announces to its peers as the
+	// group's probe leader (zero = none; coop_lead.go).
+	Plan ProbePlan
+	// Probe is what the queue probe did at this evaluation: a verdict, a
+	// value taken from the group ("" = nothing), for the agent's log.
+	Probe string
 	// Mode is what the policy is doing, where it says ("" = it does not).
 	Mode Mode
 	// Reversed: this evaluation ended competitive mode before its time

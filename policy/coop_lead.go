@@ -1,0 +1,112 @@
+package policy
+
+import (
+	"fmt"
+	"time"
+)
+
+// The group's queue probe has one leader (docs/policies.md, coop step 3b).
+//
+// The probe measures the group's delivery, and every terminal used to judge
+// it from its own view: its own delivery now and its peers' a status
+// interval late. Under rate adaptation that oscillates (the lab's
+// testbed2012 profile, ARF, 6 terminals at 4 ms: the group's delivery swings
+// between 1.0 and 2.8 MB/s every 3–4 s) those views differ by up to 3 × for
+// the same probe, and so did the terminals' schedules after their verdicts:
+// in one epoch two terminals probed up while two probed down and two not at
+// all, each measuring a probe the group was not making (docs/results.md,
+// thirty-third session). agree only mended the learned value, a status
+// interval after the verdicts, and not the schedules.
+//
+// So the terminal with the lowest sender id among those that advertise a
+// learned value (the peers' protocol's TLV 15; ids are random per start)
+// leads: it plans each epoch's probe at the epoch before's last evaluation
+// (planNext), announces the plan (ProbePlan, TLV 18) and judges it; the
+// others take its learned value and, in the epoch its plan names, the
+// plan's, for the probe's phase (its whole epoch for a held probe). The plan
+// is announced half an evaluation to a status interval before its epoch
+// begins, so the followers' windows move with the leader's, not a status
+// interval and an evaluation after them. A group without ids (a view built
+// without the peers' protocol) keeps the majority rule (agree).
+
+// ProbePlan is the queue probe the group's leader announces
+// (Decision.Plan, PeerView.Plan; the peers' protocol's TLV 18): its windows
+// use Segments per contender in the wall-clock probe epoch Epoch
+// (ProbeEpoch, modulo 2^32). The zero value announces none.
+type ProbePlan struct {
+	Epoch    uint32
+	Segments uint32
+}
+
+// ProbeEpoch returns the index of the wall-clock probe epoch of now for an
+// evaluation interval period (epochs of ProbeEpochTicks evaluations), modulo
+// 2^32, as ProbePlan carries it; 0 for a period that is not positive.
+func ProbeEpoch(now time.Time, period time.Duration) uint32 {
+	e, _, ok := epochAt(now, period)
+	if !ok {
+		return 0
+	}
+	return uint32(e)
+}
+
+// probeLeader returns the peer whose probe this terminal (id self; 0 =
+// unknown, which never leads) follows: the one with the lowest id among the
+// peers that advertise a learned value, where that is lower than self
+// (follow). ids reports whether any peer takes part in the leadership (an
+// id and a learned value): then the majority rule (agree) is not used.
+func probeLeader(self uint64, peers []PeerView) (leader PeerView, follow, ids bool) {
+	for _, p := range peers {
+		if p.ID == 0 || p.QueueSegments == 0 {
+			continue
+		}
+		if !ids || p.ID < leader.ID {
+			leader = p
+		}
+		ids = true
+	}
+	follow = ids && (self == 0 || leader.ID < self)
+	return leader, follow, ids
+}
+
+// follow makes this terminal's queue per contender the leader l's: its
+// learned value and, in the epoch its plan names, the plan's — for the
+// probe's phase, or the whole epoch for a held probe (heldProbe). Its own
+// probe's state is dropped: should it lead later (the leader left), its
+// measurement starts again (restart). It returns a note when the learned
+// value changed.
+func (q *queueProbe) follow(cp CoopParams, now time.Time, period time.Duration, l PeerView) string {
+	lo := probeFloor(cp)
+	clamp := func(s uint32) float64 { return min(max(float64(s), lo), ProbeMaxSegments) }
+	was := q.learned(cp)
+	*q = queueProbe{segs: clamp(l.QueueSegments), following: true}
+	q.lead = q.segs
+	if e, phase, ok := epochAt(now, period); ok && l.Plan.Segments > 0 && l.Plan.Epoch == uint32(e) {
+		s := clamp(l.Plan.Segments)
+		dir := 1
+		if s < q.segs {
+			dir = -1
+		}
+		if phase < probeEnd*int64(period) || heldProbe(cp, dir, s) {
+			q.lead = s
+		}
+	}
+	if q.segs == was {
+		return ""
+	}
+	return fmt.Sprintf("queue per contender %.0f → %.0f segments: the group's probe leader's", was, q.segs)
+}
+
+// announced returns the probe this terminal, leading, announces: the next
+// epoch's once planned (planNext), else this epoch's while it is in force
+// and not yet judged; none when following.
+func (q *queueProbe) announced(cp CoopParams) ProbePlan {
+	switch {
+	case q.following:
+		return ProbePlan{}
+	case q.plan.dir != 0:
+		return ProbePlan{Epoch: uint32(q.plan.epoch), Segments: uint32(q.probeValue(cp, q.plan.dir))}
+	case q.dir != 0 && !q.decided:
+		return ProbePlan{Epoch: uint32(q.epoch), Segments: uint32(q.probeValue(cp, q.dir))}
+	}
+	return ProbePlan{}
+}
