@@ -46,6 +46,7 @@ type Enforcer interface {
 // PeerNode is the running peer protocol (peer.Node): the live peers and
 // message counters. The agent gives it its own status through OwnStatus.
 type PeerNode interface {
+	ID() uint64 // this terminal's sender id (0 = none yet)
 	Live(now time.Time) []PeerStatus
 	N(now time.Time) int
 	Counters() map[string]uint64
@@ -299,6 +300,9 @@ func (a *Agent) Tick(now time.Time) {
 	// what a researcher needs to follow a policy's state (`--log-level
 	// debug`; in the lab, `[agent] args`).
 	a.log.Debug(MsgDecision, "policy", pol.Name(), "n", n, "active", dec.Active, "reason", reason)
+	if dec.Probe != "" {
+		a.log.Info(MsgQueueProbe, "policy", pol.Name(), "n", n, "queue_segments", dec.QueueSegments, "note", dec.Probe)
+	}
 	desired := filter.desired(dec, flows)
 	// A destination entry that goes away: either control ended (the
 	// decision's reason says why) or no managed flow goes there any more.
@@ -382,6 +386,7 @@ func (a *Agent) buildView(now time.Time, iface, airFile string, flows []Flow, pe
 	tv.view.Air = tv.air.Shares()
 	tv.view.LinkRate = a.link.observe(raw)
 	ticks := a.ticks.observe(now, flows)
+	tv.view.ID = a.deps.Peers.ID()
 	a.clocks.keep(peers)
 	for _, p := range peers {
 		v := peerView(p)

@@ -72,6 +72,7 @@ type memPeers struct {
 	live []PeerStatus
 }
 
+func (p *memPeers) ID() uint64                  { return 0x5e1f }
 func (p *memPeers) Live(time.Time) []PeerStatus { return p.live }
 func (p *memPeers) N(time.Time) int {
 	n := 1
@@ -90,6 +91,8 @@ type nPolicy struct {
 	perDst netip.Addr
 	panics bool
 	queue  uint32 // Decision.QueueSegments
+	plan   policy.ProbePlan
+	probe  string // Decision.Probe
 	mode   policy.Mode
 	rev    bool // Decision.Reversed
 	last   View
@@ -102,7 +105,8 @@ func (p *nPolicy) Decide(v View) Decision {
 	}
 	p.last = v
 	n := 1 + len(v.Peers)
-	d := Decision{Active: len(v.Flows) > 0, Default: PBounds{Hi: uint32(30 / n)}, Reason: "30/N", QueueSegments: p.queue, Mode: p.mode, Reversed: p.rev}
+	d := Decision{Active: len(v.Flows) > 0, Default: PBounds{Hi: uint32(30 / n)}, Reason: "30/N", QueueSegments: p.queue, Mode: p.mode, Reversed: p.rev,
+		Plan: p.plan, Probe: p.probe}
 	if p.mode == policy.ModeCompeting {
 		d.Default = PBounds{Lo: 20}
 	}

@@ -1,9 +1,13 @@
 package agent
 
 import (
+	"bytes"
+	"log/slog"
 	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/coopcc/coopcc/policy"
 )
 
 // download is a receiving flow: nothing in flight of its own, bytes received
@@ -120,17 +124,44 @@ func TestUploadRateIsGoodputBetweenTicks(t *testing.T) {
 }
 
 // The queue per contender a policy advertises goes into the own status (TLV
-// 15), and the peers' reach the policy.
+// 15), so does the probe it announces (TLV 18), and the peers' reach the
+// policy with their sender ids, as does this terminal's own id.
 func TestQueueSegmentsAdvertisedAndHeard(t *testing.T) {
 	h := newHarness(t, nil)
-	h.pol.queue = 32
+	h.pol.queue, h.pol.plan = 32, policy.ProbePlan{Epoch: 7, Segments: 128}
 	h.flows.flows = []Flow{flow("10.77.9.1:40000", "10.77.9.254:5201", 40)}
-	h.peers.live = []PeerStatus{{ActiveFlows: 1, QueueSegments: 8}}
+	h.peers.live = []PeerStatus{{Sender: 0xbeef, ActiveFlows: 1, QueueSegments: 8, PlanEpoch: 6, PlanSegments: 2}}
 	h.a.Tick(time.Unix(1_700_000_000, 0))
-	if own := h.a.OwnStatus(); own.QueueSegments != 32 {
-		t.Fatalf("own status queue segments %d, want the policy's 32", own.QueueSegments)
+	if own := h.a.OwnStatus(); own.QueueSegments != 32 || own.PlanEpoch != 7 || own.PlanSegments != 128 {
+		t.Fatalf("own status queue segments %d, plan %d in epoch %d, want the policy's 32, 128 in 7", own.QueueSegments, own.PlanSegments, own.PlanEpoch)
 	}
-	if ps := h.pol.last.Peers; len(ps) != 1 || ps[0].QueueSegments != 8 {
-		t.Fatalf("peers as the policy saw them: %+v, want queue segments 8", ps)
+	ps := h.pol.last.Peers
+	if len(ps) != 1 || ps[0].QueueSegments != 8 || ps[0].ID != 0xbeef || ps[0].Plan != (policy.ProbePlan{Epoch: 6, Segments: 2}) {
+		t.Fatalf("peers as the policy saw them: %+v, want queue segments 8, id 0xbeef, plan 2 in epoch 6", ps)
+	}
+	if h.pol.last.ID != h.peers.ID() {
+		t.Fatalf("own id in the view %#x, want the node's %#x", h.pol.last.ID, h.peers.ID())
+	}
+}
+
+// What the queue probe did at a tick (Decision.Probe) is logged at info
+// level with the learned value; a tick where it did nothing logs nothing.
+func TestQueueProbeNoteLogged(t *testing.T) {
+	h := newHarness(t, nil)
+	var buf bytes.Buffer
+	h.a.log = slog.New(slog.NewJSONHandler(&buf, nil))
+	h.pol.queue = 8
+	h.flows.flows = []Flow{flow("10.77.9.1:40000", "10.77.9.254:5201", 40)}
+	h.a.Tick(time.Unix(1_700_000_000, 0))
+	h.pol.probe = "queue probe 2 → 8 segments per contender: delivery ×1.120 (±0.030), adopted"
+	h.a.Tick(time.Unix(1_700_000_001, 0))
+	var got []map[string]any
+	for _, l := range logLines(t, &buf) {
+		if l["msg"] == MsgQueueProbe {
+			got = append(got, l)
+		}
+	}
+	if len(got) != 1 || got[0]["note"] != h.pol.probe || got[0]["queue_segments"] != 8.0 || got[0]["level"] != "INFO" {
+		t.Fatalf("queue probe lines %v, want one at info with the note and 8 segments", got)
 	}
 }

@@ -227,6 +227,7 @@ type nodeAdapter struct {
 	filter admission
 }
 
+func (a nodeAdapter) ID() uint64                      { return a.n.ID() }
 func (a nodeAdapter) Live(now time.Time) []PeerStatus { return a.n.Live(now) }
 func (a nodeAdapter) N(now time.Time) int             { return a.n.N(now) }
 

@@ -28,6 +28,11 @@ const (
 // limited: whoever sets that level asks for every one.
 const MsgDecision = "decision"
 
+// MsgQueueProbe is what coop's queue probe did at a tick (a verdict, the
+// learned value taken from the group's probe leader), at info level: at
+// most about one per probe epoch (5 s at the default interval), not limited.
+const MsgQueueProbe = "queue probe"
+
 // DefaultLimits are the agent's: at most 5 joins, 5 leaves and 10 bound
 // lines per 10 s, the rest summarised once per 10 s with their count.
 func DefaultLimits() map[string]Limit {

@@ -357,6 +357,13 @@ func (d *openedDatapath) close(log *slog.Logger) {
 // peerShim forwards to the peer node once it exists (an empty table before).
 type peerShim struct{ node PeerNode }
 
+func (s *peerShim) ID() uint64 {
+	if s.node == nil {
+		return 0
+	}
+	return s.node.ID()
+}
+
 func (s *peerShim) Live(now time.Time) []PeerStatus {
 	if s.node == nil {
 		return nil

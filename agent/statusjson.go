@@ -33,6 +33,11 @@ type PeerReport struct {
 	RcvHi      uint32 `json:"rcv_hi,omitempty"` // receive-window bound, segments
 	// The queue per contender coop has learned (absent when none).
 	QueueSegments uint32 `json:"queue_segments,omitempty"`
+	// The probe the terminal announces as its group's probe leader: its
+	// windows use plan_segments per contender in probe epoch plan_epoch
+	// (absent when none; peer TLV 18).
+	PlanEpoch    uint32 `json:"plan_epoch,omitempty"`
+	PlanSegments uint32 `json:"plan_segments,omitempty"`
 	// The WLAN interface's PHY rate, kbit/s (absent when unknown).
 	LinkRateKbps uint32 `json:"link_rate_kbps,omitempty"`
 	// The WLAN interface's airtime over the sender's last interval, µs:
@@ -48,7 +53,7 @@ func peerReport(s PeerStatus, self bool) PeerReport {
 		MinRTTUs: usOrNil(s.MinRTT), DeliveryRate: s.DeliveryRate, DemandBytes: s.Demand, AppLimited: s.AppLimited,
 		Capability: s.Capability, Lo: s.Lo, Hi: s.Hi, Policy: s.Policy,
 		DownFlows: s.DownFlows, DownRate: s.DownRate, DownSRTTUs: usOrNil(s.DownSRTT), RcvHi: s.RcvHi,
-		QueueSegments: s.QueueSegments, LinkRateKbps: s.LinkRate,
+		QueueSegments: s.QueueSegments, PlanEpoch: s.PlanEpoch, PlanSegments: s.PlanSegments, LinkRateKbps: s.LinkRate,
 		AirChannelUs: s.AirChannel, AirBusyUs: s.AirBusy, AirOwnUs: s.AirOwn}
 	if !self {
 		r.Sender = SenderID(s.Sender)
