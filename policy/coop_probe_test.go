@@ -1062,3 +1062,40 @@ func TestQueueProbeLeaderAnnouncesItsPlanAnEpochAhead(t *testing.T) {
 		}
 	}
 }
+
+// After a rejected probe the windows step back 2.5 s into the epoch, and
+// the rest of it is no baseline: the next epoch measures one and probes
+// nothing, the one after probes again.
+func TestQueueProbeSettlesAnEpochAfterARejection(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	const period = 500 * time.Millisecond
+	epochLen := ProbeEpochTicks * period
+	const e = int64(1000)
+	at := func(e int64, ticks int) time.Time {
+		return time.Unix(0, 0).Add(time.Duration(e)*epochLen + time.Duration(ticks)*period + period/10)
+	}
+	bites := func(float64) bool { return true }
+	q := queueProbe{n: 4, epoch: e - 1, steady: ProbeEpochTicks, best: 3e6, smooth: 3e6}
+	run := func(e int64, delivery func(i int) float64) (probed bool) {
+		for i := 0; i < ProbeEpochTicks; i++ {
+			q.observe(cp, at(e, i), period, probeTick{n: 4, delivery: delivery(i), eligible: true}, bites)
+			probed = probed || q.probing(cp)
+		}
+		return probed
+	}
+	flat := func(int) float64 { return 3e6 }
+	run(e, flat)
+	// The up-probe loses half the delivery, and the medium comes back slowly.
+	if !run(e+1, func(i int) float64 { return []float64{1.5e6, 2e6, 2.2e6}[min(i/probeEnd, 2)] }) {
+		t.Fatal("no up-probe in the first epoch with a baseline")
+	}
+	if q.segs != 0 || !q.triedUp {
+		t.Fatalf("the up-probe at × 0.5 not rejected: %.0f segments, tried %v", q.learned(cp), q.triedUp)
+	}
+	if run(e+2, flat) {
+		t.Fatal("a probe in the epoch after the rejection, judged against the windows stepping back")
+	}
+	if !run(e+3, flat) {
+		t.Fatal("no probe once the epoch after the rejection measured a baseline")
+	}
+}
