@@ -258,17 +258,24 @@ func TestAirtimeTLV(t *testing.T) {
 	}
 
 	// Framing: TLV 17 of another length than 12, or twice, is malformed.
-	for _, n := range []int{0, 4, 8, 11, 13, 16} {
-		b := append([]byte(nil), plain[:len(plain)-TagSize]...)
-		b = append(append(b, TLVAirtime, byte(n)), make([]byte, n)...)
+	checkFraming(t, c, plain[:len(plain)-TagSize], msg, TLVAirtime, 12, []int{0, 4, 8, 11, 13, 16})
+}
+
+// checkFraming checks that a TLV of type typ appended to the message body
+// plain with any of the lengths bad, or the last TLV of msg (of type typ,
+// size bytes of value) twice, is malformed.
+func checkFraming(t *testing.T, c *Codec, plain, msg []byte, typ byte, size int, bad []int) {
+	t.Helper()
+	for _, n := range bad {
+		b := append(append(append([]byte(nil), plain...), typ, byte(n)), make([]byte, n)...)
 		if _, err := c.Decode(reseal(c, b)); ReasonOf(err) != Malformed {
-			t.Errorf("TLV 17 of %d bytes: reason %v (%v), want malformed", n, ReasonOf(err), err)
+			t.Errorf("TLV %d of %d bytes: reason %v (%v), want malformed", typ, n, ReasonOf(err), err)
 		}
 	}
 	b := append([]byte(nil), msg[:len(msg)-TagSize]...)
-	b = append(b, b[len(b)-14:]...)
+	b = append(b, b[len(b)-2-size:]...)
 	if _, err := c.Decode(reseal(c, b)); ReasonOf(err) != Malformed {
-		t.Errorf("TLV 17 twice: reason %v (%v), want malformed", ReasonOf(err), err)
+		t.Errorf("TLV %d twice: reason %v (%v), want malformed", typ, ReasonOf(err), err)
 	}
 }
 
@@ -334,17 +341,7 @@ func TestProbePlanTLV(t *testing.T) {
 		}
 	}
 	// Framing: another length than 8, or twice, is malformed.
-	for _, n := range []int{0, 4, 7, 9, 12} {
-		b := append(append(append([]byte(nil), plain...), TLVProbePlan, byte(n)), make([]byte, n)...)
-		if _, err := c.Decode(reseal(c, b)); ReasonOf(err) != Malformed {
-			t.Errorf("TLV 18 of %d bytes: reason %v (%v), want malformed", n, ReasonOf(err), err)
-		}
-	}
-	b := append([]byte(nil), msg[:len(msg)-TagSize]...)
-	b = append(b, b[len(b)-10:]...)
-	if _, err := c.Decode(reseal(c, b)); ReasonOf(err) != Malformed {
-		t.Errorf("TLV 18 twice: reason %v (%v), want malformed", ReasonOf(err), err)
-	}
+	checkFraming(t, c, plain, msg, TLVProbePlan, 8, []int{0, 4, 7, 9, 12})
 }
 
 func must(t *testing.T, c *Codec, s Status) []byte {

@@ -993,12 +993,8 @@ func TestProbeLeader(t *testing.T) {
 // clamped like any peer's value.
 func TestQueueProbeFollowsTheLeadersPlan(t *testing.T) {
 	cp := CoopParams{}.Defaults()
-	const period = 500 * time.Millisecond
-	epochLen := ProbeEpochTicks * period
-	start := time.Unix(0, 0).Add(1000 * epochLen) // the start of epoch 1000
-	at := func(e int64, ticks int) time.Time {
-		return start.Add(time.Duration(e-1000)*epochLen + time.Duration(ticks)*period + period/10)
-	}
+	const period = probePeriod
+	at := atEpoch
 	var q queueProbe
 	for _, c := range []struct {
 		name  string
@@ -1032,14 +1028,9 @@ func TestQueueProbeFollowsTheLeadersPlan(t *testing.T) {
 // probe is judged.
 func TestQueueProbeLeaderAnnouncesItsPlanAnEpochAhead(t *testing.T) {
 	cp := CoopParams{}.Defaults()
-	const period = 500 * time.Millisecond
-	epochLen := ProbeEpochTicks * period
-	const e = int64(1000)
-	at := func(e int64, ticks int) time.Time {
-		return time.Unix(0, 0).Add(time.Duration(e)*epochLen + time.Duration(ticks)*period + period/10)
-	}
-	bites := func(float64) bool { return true }
-	q := queueProbe{n: 4, epoch: e - 1, steady: ProbeEpochTicks, best: 3e6, smooth: 3e6}
+	const period, e = probePeriod, int64(1000)
+	at, bites := atEpoch, func(float64) bool { return true }
+	q := steadyProbe(e)
 	tick := probeTick{n: 4, delivery: 3e6, eligible: true}
 	for i := 0; i < ProbeEpochTicks; i++ {
 		q.observe(cp, at(e, i), period, tick, bites)
@@ -1068,14 +1059,9 @@ func TestQueueProbeLeaderAnnouncesItsPlanAnEpochAhead(t *testing.T) {
 // nothing, the one after probes again.
 func TestQueueProbeSettlesAnEpochAfterARejection(t *testing.T) {
 	cp := CoopParams{}.Defaults()
-	const period = 500 * time.Millisecond
-	epochLen := ProbeEpochTicks * period
-	const e = int64(1000)
-	at := func(e int64, ticks int) time.Time {
-		return time.Unix(0, 0).Add(time.Duration(e)*epochLen + time.Duration(ticks)*period + period/10)
-	}
-	bites := func(float64) bool { return true }
-	q := queueProbe{n: 4, epoch: e - 1, steady: ProbeEpochTicks, best: 3e6, smooth: 3e6}
+	const period, e = probePeriod, int64(1000)
+	at, bites := atEpoch, func(float64) bool { return true }
+	q := steadyProbe(e)
 	run := func(e int64, delivery func(i int) float64) (probed bool) {
 		for i := 0; i < ProbeEpochTicks; i++ {
 			q.observe(cp, at(e, i), period, probeTick{n: 4, delivery: delivery(i), eligible: true}, bites)
@@ -1098,4 +1084,20 @@ func TestQueueProbeSettlesAnEpochAfterARejection(t *testing.T) {
 	if !run(e+3, flat) {
 		t.Fatal("no probe once the epoch after the rejection measured a baseline")
 	}
+}
+
+// probePeriod is the evaluation interval of the tests that step a queue
+// probe through wall-clock epochs.
+const probePeriod = 500 * time.Millisecond
+
+// atEpoch returns the time ticks evaluations (and a tenth of one) into the
+// wall-clock probe epoch e at probePeriod.
+func atEpoch(e int64, ticks int) time.Time {
+	return time.Unix(0, 0).Add(time.Duration(e)*ProbeEpochTicks*probePeriod + time.Duration(ticks)*probePeriod + probePeriod/10)
+}
+
+// steadyProbe is a probe of four terminals at their working point at the
+// end of epoch e − 1, its delivery 3 MB/s, nothing tried yet.
+func steadyProbe(e int64) queueProbe {
+	return queueProbe{n: 4, epoch: e - 1, steady: ProbeEpochTicks, best: 3e6, smooth: 3e6}
 }
