@@ -477,11 +477,18 @@ func (q *queueProbe) choose(cp CoopParams, e int64, base []float64, bites func(s
 	return plan
 }
 
-// startGained reports whether the credited start (restart) delivered more
-// than the baseline beyond the baseline's own scatter: by twice the
-// standard error of one evaluation's difference from the baseline's mean
-// (var·(1 + 1/k) for k samples), as an up-probe's gain must stand out
-// (judge). By any excess, a lone terminal at 4 ms probed up in 4 of 6 runs
+// startGained reports whether the credited start (restart) delivered what
+// an up-probe must to be adopted (judge): UpGain more than the baseline,
+// and beyond the baseline's own scatter — by twice the standard error of
+// one evaluation's difference from the baseline's mean (var·(1 + 1/k) for
+// k samples). The start is an up-probe measured over one evaluation, and
+// in the lab its reading foretold the probe's: a lone upload at 4 ms
+// (thirty-third session, 5 runs) started at × 1.004–1.037 and its up-probes
+// read × 1.024–1.047 (rejected: under UpGain), the parked downloads started
+// at × 1.054–1.077 and their probes were adopted at × 1.06–1.08. By any
+// excess beyond the scatter (until the thirty-third session) 3 of 5 lone
+// uploads probed up for nothing, at p95 9 ms against 6 without. Where the
+// start gains less than UpGain, its probe would too. By any excess, a lone terminal at 4 ms probed up in 4 of 6 runs
 // (lab, scalability --quick and the N = 1..10 sweep, twenty-fifth session):
 // its start was one kernel rate sample, 3.13–3.18 MB/s against the
 // working point's 3.00–3.05, and the probe (×1.002–1.005, rejected) held
@@ -500,7 +507,7 @@ func (q *queueProbe) choose(cp CoopParams, e int64, base []float64, bites func(s
 // to ± 0.069, so one run of six probed up for nothing (× 1.021, rejected;
 // p95 RTT 9.3 ms against 6.6–7.0). startNote says how the start compared.
 func (q *queueProbe) startGained(base []float64) bool {
-	return q.start > mean(base) && outOfScatter(base, q.start)
+	return q.start >= (1+ProbeUpGain)*mean(base) && outOfScatter(base, q.start)
 }
 
 // startNote says how the credited start compared with the first baseline
