@@ -31,22 +31,12 @@ import (
 
 // ProbePlan is the queue probe the group's leader announces
 // (Decision.Plan, PeerView.Plan; the peers' protocol's TLV 18): its windows
-// use Segments per contender in the wall-clock probe epoch Epoch
-// (ProbeEpoch, modulo 2^32). The zero value announces none.
+// use Segments per contender in the wall-clock probe epoch Epoch — the
+// index of the epochs of ProbeEpochTicks evaluations since 1970 (epochAt),
+// modulo 2^32. The zero value announces none.
 type ProbePlan struct {
 	Epoch    uint32
 	Segments uint32
-}
-
-// ProbeEpoch returns the index of the wall-clock probe epoch of now for an
-// evaluation interval period (epochs of ProbeEpochTicks evaluations), modulo
-// 2^32, as ProbePlan carries it; 0 for a period that is not positive.
-func ProbeEpoch(now time.Time, period time.Duration) uint32 {
-	e, _, ok := epochAt(now, period)
-	if !ok {
-		return 0
-	}
-	return uint32(e)
 }
 
 // probeLeader returns the peer whose probe this terminal (id self; 0 =
