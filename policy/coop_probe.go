@@ -482,13 +482,16 @@ func (q *queueProbe) choose(cp CoopParams, e int64, base []float64, bites func(s
 // and beyond the baseline's own scatter — by twice the standard error of
 // one evaluation's difference from the baseline's mean (var·(1 + 1/k) for
 // k samples). The start is an up-probe measured over one evaluation, and
-// in the lab its reading foretold the probe's: a lone upload at 4 ms
-// (thirty-third session, 5 runs) started at × 1.004–1.037 and its up-probes
-// read × 1.024–1.047 (rejected: under UpGain), the parked downloads started
-// at × 1.054–1.077 and their probes were adopted at × 1.06–1.08. By any
-// excess beyond the scatter (until the thirty-third session) 3 of 5 lone
+// in the lab its reading foretold the probe's (thirty-third session): lone
+// uploads at 4 ms whose starts stood out at × 1.018–1.037 read × 1.024–1.047
+// at their up-probes (rejected: under UpGain), × 1.061 → × 1.042 and
+// × 1.063 → × 1.064; parked downloads × 1.097–1.125 → × 1.092–1.124
+// (adopted). By any excess beyond the scatter (until then) 3 of 5 lone
 // uploads probed up for nothing, at p95 9 ms against 6 without. Where the
-// start gains less than UpGain, its probe would too. By any excess, a lone terminal at 4 ms probed up in 4 of 6 runs
+// start gains less than UpGain, its probe would too.
+//
+// Until the twenty-sixth session any excess counted: a lone terminal at
+// 4 ms probed up in 4 of 6 runs
 // (lab, scalability --quick and the N = 1..10 sweep, twenty-fifth session):
 // its start was one kernel rate sample, 3.13–3.18 MB/s against the
 // working point's 3.00–3.05, and the probe (×1.002–1.005, rejected) held
