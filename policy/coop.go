@@ -263,7 +263,9 @@ func (c *coop) Decide(v View) Decision {
 	}
 	eval, update := c.tick.due(v.Now, c.p.EvalInterval, gs)
 	if !eval {
-		return copyDecision(c.last)
+		d := copyDecision(c.last)
+		d.Probe = "" // what the probe did is said once, at the evaluation that did it
+		return d
 	}
 	c.rememberRates(gs, update)
 	self := selfTerminal(gs, cp.Capability)

@@ -3,6 +3,7 @@ package policy
 import (
 	"math"
 	"math/rand"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -1106,4 +1107,16 @@ func atEpoch(e int64, ticks int) time.Time {
 // end of epoch e − 1, its delivery 3 MB/s, nothing tried yet.
 func steadyProbe(e int64) queueProbe {
 	return queueProbe{n: 4, epoch: e - 1, steady: ProbeEpochTicks, best: 3e6, smooth: 3e6}
+}
+
+// What the probe did at an evaluation (Decision.Probe) is said once: a
+// call between evaluations repeats the decision, not the note.
+func TestCoopProbeNoteOncePerEvaluation(t *testing.T) {
+	c := newCoopT(t, Params{})
+	c.last = Decision{Active: true, Probe: "queue probe 2 → 8 segments per contender: delivery ×1.100 (±0.020), adopted"}
+	c.tick = cadence{last: t0, dsts: []netip.Addr{dstA}}
+	d := c.Decide(View{Now: t0.Add(100 * time.Millisecond), Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: 10 * time.Millisecond, MinRTT: 4 * time.Millisecond}}})
+	if !d.Active || d.Probe != "" {
+		t.Errorf("between evaluations: active %v, probe note %q; want the decision repeated without the note", d.Active, d.Probe)
+	}
 }
