@@ -284,10 +284,7 @@ func TestProbePlanTLV(t *testing.T) {
 	s := sampleStatus()
 	s.QueueSegments, s.PlanEpoch, s.PlanSegments = 32, 352_000_000, 128 // an up-probe announced for an epoch
 	s.AirChannel, s.AirBusy, s.AirOwn = 300_000, 240_000, 90_000
-	msg, err := c.Encode(s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	msg := must(t, c, s)
 	got, err := c.Decode(msg)
 	if err != nil || !equalStatus(got, s) {
 		t.Fatalf("round trip: %+v (%v), want %+v", got, err, s)
@@ -301,10 +298,7 @@ func TestProbePlanTLV(t *testing.T) {
 	// Omitted when no probe is announced: the message is the one without it.
 	s0 := s
 	s0.PlanEpoch, s0.PlanSegments = 0, 0
-	msg0, err := c.Encode(s0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	msg0 := must(t, c, s0)
 	if len(msg0) != len(msg)-10 {
 		t.Fatalf("message without TLV 18 is %d bytes, want %d - 10", len(msg0), len(msg))
 	}
@@ -344,6 +338,7 @@ func TestProbePlanTLV(t *testing.T) {
 	checkFraming(t, c, plain, msg, TLVProbePlan, 8, []int{0, 4, 7, 9, 12})
 }
 
+// must encodes s, failing the test on an error.
 func must(t *testing.T, c *Codec, s Status) []byte {
 	t.Helper()
 	b, err := c.Encode(s)

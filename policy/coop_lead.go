@@ -65,13 +65,11 @@ func probeLeader(self uint64, peers []PeerView) (leader PeerView, follow, ids bo
 // measurement starts again (restart). It returns a note when the learned
 // value changed.
 func (q *queueProbe) follow(cp CoopParams, now time.Time, period time.Duration, l PeerView) string {
-	lo := probeFloor(cp)
-	clamp := func(s uint32) float64 { return min(max(float64(s), lo), ProbeMaxSegments) }
 	was := q.learned(cp)
-	*q = queueProbe{segs: clamp(l.QueueSegments), following: true}
+	*q = queueProbe{segs: peerSegments(cp, l.QueueSegments), following: true}
 	q.lead = q.segs
 	if e, phase, ok := epochAt(now, period); ok && l.Plan.Segments > 0 && l.Plan.Epoch == uint32(e) {
-		s := clamp(l.Plan.Segments)
+		s := peerSegments(cp, l.Plan.Segments)
 		dir := 1
 		if s < q.segs {
 			dir = -1

@@ -566,11 +566,10 @@ func (q *queueProbe) agree(cp CoopParams, now time.Time, period time.Duration, p
 	if _, phase, ok := epochAt(now, period); !ok || phase < probeAgree*int64(period) {
 		return
 	}
-	lo := probeFloor(cp)
 	vals := []float64{q.learned(cp)}
 	for _, p := range peers {
 		if p.QueueSegments > 0 {
-			vals = append(vals, min(max(float64(p.QueueSegments), lo), ProbeMaxSegments))
+			vals = append(vals, peerSegments(cp, p.QueueSegments))
 		}
 	}
 	if len(vals) == 1 {
@@ -585,6 +584,13 @@ func (q *queueProbe) agree(cp CoopParams, now time.Time, period time.Duration, p
 		q.segs, q.next, q.triedUp, q.triedBelow = m, -1, true, false
 		q.wait, q.backoff = q.backoff, min(max(2*q.backoff, 1), ProbeMaxWait)
 	}
+}
+
+// peerSegments is a queue per contender a peer sent (its learned value,
+// its plan), clamped to what this terminal's probe may learn:
+// [probeFloor, ProbeMaxSegments].
+func peerSegments(cp CoopParams, s uint32) float64 {
+	return min(max(float64(s), probeFloor(cp)), ProbeMaxSegments)
 }
 
 // judge compares the probe's delivery with the baseline and adopts or

@@ -461,6 +461,7 @@ func runAggregatingGroup(t *testing.T, p Params, medium func(float64) float64, o
 	for i := range pols {
 		pols[i], w[i] = newCoopT(t, p), 10
 	}
+	cp := p.Coop.Defaults()
 	rng := rand.New(rand.NewSource(o.seed))
 	var r groupRun
 	var x []float64
@@ -494,7 +495,7 @@ func runAggregatingGroup(t *testing.T, p Params, medium func(float64) float64, o
 			}
 		}
 		for i := range pols[1:] {
-			if pols[i+1].probe.current(p.Coop.Defaults()) != pols[0].probe.current(p.Coop.Defaults()) {
+			if pols[i+1].probe.current(cp) != pols[0].probe.current(cp) {
 				r.splits++
 				break
 			}
