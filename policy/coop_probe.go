@@ -32,9 +32,13 @@ import (
 // terminal sees nearly the same group sums, so they mostly reach the same
 // verdicts; where they do not, agree makes the majority's theirs:
 //   - up (×ProbeUp): adopted when the delivery rose by UpGain or more, and
-//     by twice the standard error of the difference; the next epoch probes
-//     up again. Steps of ×4 keep the effect of a step above the noise of a
-//     few seconds of delivery (±10 % per tick in the lab; ×2 steps were
+//     by ProbeSureZ standard errors of the difference; one that rose by 2
+//     but not by ProbeSureZ steps back and is adopted at the epoch's end
+//     only if it also beats the epoch's tail (judgeAgainstTail: the
+//     baseline before and the tail after bracket it, so a medium that
+//     drifts does not read as its gain); the next epoch probes up again.
+//     Steps of ×4 keep the effect of a step above the noise of a few
+//     seconds of delivery (±10 % per tick in the lab; ×2 steps were
 //     rejected by noise where they gained);
 //   - down (÷ProbeDown): adopted when the delivery fell by less than
 //     DownLoss; the next epoch probes down again. Below QueueSegments (to
@@ -71,13 +75,17 @@ type queueProbe struct {
 	epoch   int64   // index of the epoch of the last observation
 	dir     int     // probe of this epoch: +1 up, −1 down, 0 none
 	decided bool    // this epoch's probe has been judged
-	next    int     // direction of the next probe (+1 or −1; 0 = up)
-	wait    int     // epochs still to skip before the next probe
-	backoff int     // the wait after the next failure
-	n       int     // group size the samples belong to
-	smooth  float64 // EWMA of the group's delivery, B/s
-	best    float64 // decaying maximum of smooth, B/s
-	triedUp bool    // an up-probe failed at the learned value
+	// checking: this epoch's up-probe gained, but not by ProbeSureZ
+	// standard errors; its windows are back at the learned value and its
+	// verdict waits for the epoch's tail (judgeAgainstTail).
+	checking bool
+	next     int     // direction of the next probe (+1 or −1; 0 = up)
+	wait     int     // epochs still to skip before the next probe
+	backoff  int     // the wait after the next failure
+	n        int     // group size the samples belong to
+	smooth   float64 // EWMA of the group's delivery, B/s
+	best     float64 // decaying maximum of smooth, B/s
+	triedUp  bool    // an up-probe failed at the learned value
 	// triedBelow: a down-probe below QueueSegments failed at the learned
 	// value.
 	triedBelow bool
@@ -172,6 +180,14 @@ const (
 	// one arm's 2 × SE was ±0.2–0.5 of the baseline, three arms' is about
 	// 0.6 × that.
 	ProbePoolArms = 3
+	// ProbeSureZ is how many standard errors of the difference an
+	// up-probe's gain must stand out by to be adopted at its first look;
+	// one that stands out by 2 but not by this is checked against the
+	// epoch's tail too (judgeAgainstTail). In the lab the steps that a
+	// medium pays for stood out at once (802.11ac, heterogeneous, 2 → 8:
+	// 7.6–12.9), those that rate adaptation's swing made (testbed2012,
+	// 4 ms, N = 6: 2.2–3.8) did not.
+	ProbeSureZ = 4.0
 )
 
 // probePoolGap is the most epochs from one arm of a pool to the next
@@ -205,7 +221,7 @@ func (q *queueProbe) current(cp CoopParams) float64 {
 		return q.lead
 	}
 	s := q.learned(cp)
-	if q.dir != 0 && !q.decided {
+	if q.dir != 0 && !q.decided && !q.checking {
 		return q.probeValue(cp, q.dir)
 	}
 	return s
@@ -287,7 +303,7 @@ func (q *queueProbe) observe(cp CoopParams, now time.Time, period time.Duration,
 	if !t.eligible || !(delivery > 0) {
 		// A tick that is not the group's own working point voids this
 		// epoch's probe (no verdict, no wait) and its baseline.
-		q.dir, q.tail, q.steady = 0, nil, 0
+		q.dir, q.tail, q.steady, q.checking = 0, nil, 0, false
 		return note
 	}
 	q.steady++
@@ -307,13 +323,16 @@ func (q *queueProbe) observe(cp CoopParams, now time.Time, period time.Duration,
 			q.probe = append(q.probe, delivery)
 		}
 	default:
-		if q.dir != 0 && !q.decided {
+		if q.dir != 0 && !q.decided && !q.checking {
 			note = q.judge(cp)
 		}
 		if phase >= (ProbeEpochTicks-probeMeasure)*int64(period) {
 			q.tail = append(q.tail, delivery)
 		}
 		if phase >= (ProbeEpochTicks-1)*int64(period) {
+			if q.checking && !q.decided {
+				note = q.judgeAgainstTail(cp)
+			}
 			q.planNext(cp, e+1, bites)
 		}
 	}
@@ -357,7 +376,7 @@ func epochAt(now time.Time, period time.Duration) (e, phase int64, ok bool) {
 func (q *queueProbe) restart(n int, e int64, deep bool) {
 	first := q.n == 0
 	q.n, q.epoch, q.dir, q.decided, q.smooth, q.best, q.triedUp, q.steady = n, e, 0, false, 0, 0, first && deep, 0
-	q.triedBelow, q.hold, q.pool = false, false, probePool{}
+	q.triedBelow, q.hold, q.pool, q.checking = false, false, probePool{}, false
 	q.base, q.probe, q.tail, q.start = nil, nil, nil, 0
 	if q.triedUp {
 		q.start = -1 // the next delivery is the credited start's (observe)
@@ -387,7 +406,7 @@ func (q *queueProbe) startEpoch(cp CoopParams, e int64, bites func(s float64) bo
 	if e == q.epoch+1 && q.settled() && len(q.tail) > 0 {
 		q.base = q.tail
 	}
-	q.epoch, q.tail, q.probe, q.dir, q.decided, q.hold = e, nil, nil, 0, false, false
+	q.epoch, q.tail, q.probe, q.dir, q.decided, q.hold, q.checking = e, nil, nil, 0, false, false, false
 	if len(q.base) == 0 {
 		return note
 	}
@@ -594,10 +613,13 @@ func peerSegments(cp CoopParams, s uint32) float64 {
 }
 
 // judge compares the probe's delivery with the baseline and adopts or
-// rejects the probe.
+// rejects the probe. A non-held up-probe whose gain stands out of the
+// ticks' noise by 2 standard errors but not by ProbeSureZ is not judged
+// yet: its windows step back and its verdict waits for the epoch's tail
+// (judgeAgainstTail).
 func (q *queueProbe) judge(cp CoopParams) string {
-	q.decided = true
 	if len(q.probe) == 0 {
+		q.decided = true
 		return ""
 	}
 	from, to := q.learned(cp), q.probeValue(cp, q.dir)
@@ -608,41 +630,93 @@ func (q *queueProbe) judge(cp CoopParams) string {
 		arm += q.pool.arms
 	}
 	q.pool = probePool{}
-	ratio := mean(probe) / mean(base)
+	ratio, se := compareArms(probe, base)
 	// An up-probe's gain must also stand out of the ticks' noise: twice the
 	// standard error of the difference of the two means. A down-probe
 	// adopted by chance costs delivery, which the up-probes then see.
-	se := math.Sqrt(sqErr(probe) + sqErr(base))
 	z := 2.0
 	if q.hold {
 		z = studentT975(welchDF(probe, base)) // every arm of a pool is a look
 	}
-	ok := ratio >= 1+ProbeUpGain && mean(probe)-mean(base) >= z*se
+	diff := mean(probe) - mean(base)
+	ok := ratio >= 1+ProbeUpGain && diff >= z*se
 	if q.dir < 0 && !belowPair(cp, to) {
 		ok = ratio > 1-ProbeDownLoss
 	}
+	measured := fmt.Sprintf("queue probe %.0f → %.0f segments per contender: delivery ×%.3f (±%.3f)", from, to, ratio, z*se/mean(base))
+	if ok && q.dir > 0 && !q.hold && diff < ProbeSureZ*se {
+		q.checking = true
+		return measured + ", a gain to be checked against the epoch's tail"
+	}
+	q.decided = true
 	verdict := "rejected"
 	switch {
 	case ok:
-		q.segs, q.next, q.backoff, q.triedUp, q.triedBelow, verdict = to, q.dir, 0, false, false, "adopted"
+		q.adopt(to)
+		verdict = "adopted"
 	case q.hold && ratio >= 1+ProbeUpGain && arm < ProbePoolArms:
 		// Promising: the size of a gain, not yet out of the scatter. The
 		// same probe at the next epoch with a baseline, pooled.
 		q.pool = probePool{from: from, to: to, epoch: q.epoch, arms: arm, base: base, probe: probe}
 		q.next, verdict = q.dir, "promising, measured again"
 	default:
-		q.triedUp = q.triedUp || q.dir > 0
-		q.triedBelow = q.triedBelow || belowPair(cp, to)
-		q.next, q.wait = -q.dir, q.backoff
-		if !q.hold {
-			q.back = q.epoch // its windows step back now: no baseline in this epoch (settled)
-		}
-		q.backoff = min(max(2*q.backoff, 1), ProbeMaxWait)
+		q.reject(cp, to)
 	}
 	if q.hold {
 		verdict += fmt.Sprintf(" (held, arm %d of at most %d)", arm, ProbePoolArms)
 	}
-	return fmt.Sprintf("queue probe %.0f → %.0f segments per contender: delivery ×%.3f (±%.3f), %s", from, to, ratio, z*se/mean(base), verdict)
+	return measured + ", " + verdict
+}
+
+// judgeAgainstTail judges an up-probe that judge left to be checked
+// (checking), at the epoch's last evaluation: it is adopted only where its
+// delivery also beats the epoch's tail — the learned value's again, after
+// the probe — by UpGain and twice the standard error. The baseline before
+// the probe and the tail after it bracket the probe in time, so a medium
+// that drifts (rate adaptation coming back from a trough that the baseline
+// caught) no longer reads as the probe's gain: under the lab's testbed2012
+// profile (ARF) at 4 ms, six terminals adopted 2 → 8 → 32 segments per
+// contender at × 1.35 (± 0.32) and × 1.19 (± 0.16), where every other
+// probe of theirs to 8 read × 0.46–1.24, and sat at p95 450 ms for 30 s
+// (docs/results.md, thirty-third session). Adopted, the probe's own
+// samples are the next epoch's baseline (at the adopted value).
+func (q *queueProbe) judgeAgainstTail(cp CoopParams) string {
+	q.decided = true
+	from, to := q.learned(cp), q.probeValue(cp, q.dir)
+	ratio, se := compareArms(q.probe, q.tail)
+	verdict := "rejected"
+	if ratio >= 1+ProbeUpGain && mean(q.probe)-mean(q.tail) >= 2*se {
+		q.adopt(to)
+		q.tail, verdict = q.probe, "adopted"
+	} else {
+		q.reject(cp, to)
+	}
+	return fmt.Sprintf("queue probe %.0f → %.0f segments per contender: delivery ×%.3f (±%.3f) of the epoch's tail, %s", from, to, ratio, 2*se/mean(q.tail), verdict)
+}
+
+// compareArms returns the ratio of the mean deliveries of a probe's arm
+// and of the arm it is judged against, and the standard error of the
+// difference of the two means (B/s).
+func compareArms(probe, against []float64) (ratio, se float64) {
+	return mean(probe) / mean(against), math.Sqrt(sqErr(probe) + sqErr(against))
+}
+
+// adopt makes a probe's value to the learned one; the next probe goes the
+// same way, with no wait.
+func (q *queueProbe) adopt(to float64) {
+	q.segs, q.next, q.backoff, q.triedUp, q.triedBelow = to, q.dir, 0, false, false
+}
+
+// reject keeps the learned value; the next probe goes the other way after
+// the wait, which doubles.
+func (q *queueProbe) reject(cp CoopParams, to float64) {
+	q.triedUp = q.triedUp || q.dir > 0
+	q.triedBelow = q.triedBelow || belowPair(cp, to)
+	q.next, q.wait = -q.dir, q.backoff
+	if !q.hold {
+		q.back = q.epoch // its windows step back now: no baseline in this epoch (settled)
+	}
+	q.backoff = min(max(2*q.backoff, 1), ProbeMaxWait)
 }
 
 // welchDF is the Welch–Satterthwaite degrees of freedom of the difference

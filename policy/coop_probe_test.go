@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -1120,4 +1121,142 @@ func TestCoopProbeNoteOncePerEvaluation(t *testing.T) {
 	if !d.Active || d.Probe != "" {
 		t.Errorf("between evaluations: active %v, probe note %q; want the decision repeated without the note", d.Active, d.Probe)
 	}
+}
+
+// An up-probe whose gain stands out by 2 standard errors but not by
+// ProbeSureZ steps back at its first look and is judged at the epoch's last
+// evaluation against the tail as well: a medium that was only coming back
+// from a trough that the baseline caught (the tail as high as the probe)
+// rejects it; a medium whose tail is the baseline's adopts it, and the
+// probe's samples are the next epoch's baseline.
+func TestQueueProbeChecksAnUncertainGainAgainstTheTail(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	const period, e = probePeriod, int64(1000)
+	bites := func(float64) bool { return true }
+	// Baseline 3.0 ± 0.3 MB/s; probe 3.6 ± 0.3 (× 1.2, about 2.8 SE).
+	base := []float64{2.7e6, 3.0e6, 3.3e6}
+	probe := []float64{3.3e6, 3.6e6, 3.9e6}
+	for _, c := range []struct {
+		name  string
+		tail  []float64
+		segs  float64
+		tried bool
+	}{
+		{"the tail at the baseline's level", base, 8, false},
+		{"the medium came back: the tail at the probe's level", probe, 2, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			q := steadyProbe(e)
+			for i := ProbeEpochTicks - probeMeasure; i < ProbeEpochTicks; i++ {
+				q.observe(cp, atEpoch(e-1, i), period, probeTick{n: 4, delivery: base[i-(ProbeEpochTicks-probeMeasure)], eligible: true}, bites)
+			}
+			var notes []string
+			for i := 0; i < ProbeEpochTicks; i++ {
+				d := 3.0e6
+				switch {
+				case i >= probeSettle && i < probeEnd:
+					d = probe[i-probeSettle]
+				case i >= ProbeEpochTicks-probeMeasure:
+					d = c.tail[i-(ProbeEpochTicks-probeMeasure)]
+				}
+				if n := q.observe(cp, atEpoch(e, i), period, probeTick{n: 4, delivery: d, eligible: true}, bites); n != "" {
+					notes = append(notes, n)
+				}
+				switch {
+				case i < probeEnd && q.current(cp) != 8:
+					t.Fatalf("tick %d: %.0f segments; want the up-probe's 8", i, q.current(cp))
+				case i >= probeEnd && i < ProbeEpochTicks-1 && (q.current(cp) != 2 || q.decided):
+					t.Fatalf("tick %d: %.0f segments, decided %v; want the windows back at 2 awaiting the tail", i, q.current(cp), q.decided)
+				}
+			}
+			if len(notes) != 2 || !strings.Contains(notes[0], "checked against the epoch's tail") || !strings.Contains(notes[1], "of the epoch's tail") {
+				t.Fatalf("notes %q; want the first look's and the tail's", notes)
+			}
+			if q.learned(cp) != c.segs || q.triedUp != c.tried {
+				t.Fatalf("learned %.0f, tried up %v; want %.0f, %v (%s)", q.learned(cp), q.triedUp, c.segs, c.tried, notes[1])
+			}
+			if c.segs == 8 && !slices.Equal(q.tail, probe) {
+				t.Errorf("the next baseline %v; want the probe's samples %v", q.tail, probe)
+			}
+		})
+	}
+}
+
+// A gain that stands out by ProbeSureZ standard errors or more is adopted
+// at its first look, as before: the windows stay at the probe's value.
+func TestQueueProbeAdoptsASureGainAtOnce(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	const period, e = probePeriod, int64(1000)
+	bites := func(float64) bool { return true }
+	q := steadyProbe(e)
+	for i := ProbeEpochTicks - probeMeasure; i < ProbeEpochTicks; i++ {
+		q.observe(cp, atEpoch(e-1, i), period, probeTick{n: 4, delivery: 3e6 + float64(i%2)*1e4, eligible: true}, bites)
+	}
+	for i := 0; i <= probeEnd; i++ {
+		d := 3e6
+		if i >= probeSettle {
+			d = 3.6e6 + float64(i%2)*1e4
+		}
+		q.observe(cp, atEpoch(e, i), period, probeTick{n: 4, delivery: d, eligible: true}, bites)
+	}
+	if q.learned(cp) != 8 || q.checking || q.current(cp) != 8 {
+		t.Fatalf("learned %.0f, checking %v, windows at %.0f; want 8 adopted at once", q.learned(cp), q.checking, q.current(cp))
+	}
+}
+
+// swinging is a medium that gains nothing from queue and whose delivery
+// swings by ±amp about mid with a period of swing (a random phase per
+// seed), every evaluation's measure off by a normal scatter of sigma: rate
+// adaptation that oscillates (the lab's testbed2012 profile at 4 ms, six
+// terminals: the group's delivery swung between 1.0 and 2.8 MB/s every
+// 3–4 s, docs/results.md, thirty-third session).
+func swinging(mid, amp float64, swing time.Duration, sigma float64, seed int64) func(float64) float64 {
+	rng := rand.New(rand.NewSource(seed))
+	const period = 500 * time.Millisecond
+	phase, k := rng.Float64()*2*math.Pi, 2*math.Pi*float64(period)/float64(swing)
+	i := 0
+	return func(float64) float64 {
+		i++
+		return (mid + amp*math.Sin(phase+k*float64(i))) * max(0.2, 1+sigma*rng.NormFloat64())
+	}
+}
+
+// On a medium that gains nothing from queue but swings, an up-probe's gain
+// over the baseline before it is the swing's as often as not; checked
+// against the tail as well (judgeAgainstTail), the group spends far less of
+// a minute at a queue it adopted for nothing. On the aggregating medium
+// with the same scatter the climb to the knee still comes.
+func TestQueueProbeUpStepsUnderASwingingMedium(t *testing.T) {
+	const seeds = 40
+	above, climbed := 0, 0
+	for seed := int64(1); seed <= seeds; seed++ {
+		above += ticksAboveThePair(t, swinging(2e6, 0.8e6, 3500*time.Millisecond, 0.1, seed), 60*time.Second)
+		if learned, _, _ := runProbe(t, scattered(aggregating(12e6, 24, 256), 0.1), 3e6, false, 0, 60*time.Second); learned >= 32 {
+			climbed++
+		}
+	}
+	t.Logf("swinging medium: %d of %d evaluations above the pair; aggregating: knee reached in %d of %d", above, seeds*120, climbed, seeds)
+	if above > seeds*120/20 {
+		t.Errorf("swinging medium: %d of %d evaluations at a queue adopted for nothing, want <= %d", above, seeds*120, seeds*120/20)
+	}
+	if climbed < seeds*9/10 {
+		t.Errorf("aggregating medium: the knee reached in %d of %d runs, want >= %d", climbed, seeds, seeds*9/10)
+	}
+}
+
+// ticksAboveThePair drives a queue probe from two segments per contender on
+// medium for dur and counts the evaluations at which its windows were above
+// the pair outside a probe (a learned value above it).
+func ticksAboveThePair(t *testing.T, medium func(float64) float64, dur time.Duration) (above int) {
+	t.Helper()
+	cp := CoopParams{}.Defaults()
+	q := queueProbe{}
+	bites := func(float64) bool { return true }
+	for now := t0; now.Before(t0.Add(dur)); now = now.Add(probePeriod) {
+		if q.learned(cp) > float64(cp.QueueSegments) && !q.probing(cp) {
+			above++
+		}
+		q.observe(cp, now, probePeriod, probeTick{n: 6, delivery: medium(q.current(cp)), eligible: true}, bites)
+	}
+	return above
 }
