@@ -6,7 +6,8 @@ usage: verdicts.py RUN_DIR...   (e.g. OUT/runs/*)
 Reads the agents' logs (logs/agent-<station>.log, JSON) for their
 "queue probe" lines: the credited start ("start ×r", "up" when it was taken
 for a gain) and each judged probe ("from→to ×ratio adopted|rejected|
-promising"). With a probe leader (coop step 3b) only the leader judges; the
+promising|checked"; a probe checked against its epoch's tail, coop step 3a
+since the thirty-fourth session, then "tail ×ratio adopted|rejected"). With a probe leader (coop step 3b) only the leader judges; the
 followers' lines (the leader's value taken) are left out, so each probe
 appears once. Without one, every terminal's verdict is printed.
 """
@@ -16,7 +17,7 @@ import os
 import re
 import sys
 
-PROBE = re.compile(r"queue probe (\d+) → (\d+) segments per contender: delivery ×([0-9.]+) \(±([0-9.]+)\), (\w+)")
+PROBE = re.compile(r"queue probe (\d+) → (\d+) segments per contender: delivery ×([0-9.]+) \(±([0-9.]+)\)( of the epoch's tail)?, (a gain to be checked|\w+)")
 
 
 def verdicts(run):
@@ -30,7 +31,11 @@ def verdicts(run):
                 note = d.get("note", "")
                 m = PROBE.match(note)
                 if m:
-                    out.append((d["time"], f"{m[1]}→{m[2]} ×{m[3]} {m[5][:3]}"))
+                    verdict = "checked" if m[6].startswith("a gain") else m[6][:3]
+                    if m[5]:
+                        out.append((d["time"], f"tail ×{m[3]} {verdict}"))
+                    else:
+                        out.append((d["time"], f"{m[1]}→{m[2]} ×{m[3]} {verdict}"))
                 elif note.startswith("uncontrolled start"):
                     r = re.search(r"×[0-9.]+", note)[0]
                     out.append((d["time"], f"start {r}" + (" up" if "probing up" in note else "")))
