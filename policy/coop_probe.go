@@ -395,10 +395,15 @@ func (q *queueProbe) restart(n int, e int64, deep bool) {
 // had been at its working point from 2.5 s after it.
 //
 // A held probe whose last evaluation did not come (heldProbe) is judged
-// here, on what it measured; the note is its verdict.
+// here, on what it measured, and so is a probe being checked against the
+// epoch's tail, on the tail it has (judgeAgainstTail); the note is the
+// verdict.
 func (q *queueProbe) startEpoch(cp CoopParams, e int64, bites func(s float64) bool) (note string) {
-	if q.hold && q.dir != 0 && !q.decided && len(q.probe) > 0 {
+	switch {
+	case q.hold && q.dir != 0 && !q.decided && len(q.probe) > 0:
 		note = q.judge(cp)
+	case q.checking && q.dir != 0 && !q.decided && len(q.tail) > 0:
+		note = q.judgeAgainstTail(cp)
 	}
 	plan := q.plan
 	q.plan = probePlan{}

@@ -1260,3 +1260,30 @@ func ticksAboveThePair(t *testing.T, medium func(float64) float64, dur time.Dura
 	}
 	return above
 }
+
+// A probe being checked whose epoch's last evaluation did not come (a
+// late tick) is judged when the next epoch begins, on the tail it has.
+func TestQueueProbeCheckJudgedAtTheNextEpochWithoutItsLastTick(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	const period, e = probePeriod, int64(1000)
+	bites := func(float64) bool { return true }
+	base, probe := []float64{2.7e6, 3.0e6, 3.3e6}, []float64{3.3e6, 3.6e6, 3.9e6}
+	q := steadyProbe(e)
+	for i, d := range base {
+		q.observe(cp, atEpoch(e-1, ProbeEpochTicks-probeMeasure+i), period, probeTick{n: 4, delivery: d, eligible: true}, bites)
+	}
+	for i := 0; i < ProbeEpochTicks-1; i++ { // the last evaluation is missing
+		d := 3.0e6
+		if i >= probeSettle && i < probeEnd {
+			d = probe[i-probeSettle]
+		}
+		q.observe(cp, atEpoch(e, i), period, probeTick{n: 4, delivery: d, eligible: true}, bites)
+	}
+	if !q.checking || q.decided {
+		t.Fatalf("checking %v, decided %v before the next epoch; want the check pending", q.checking, q.decided)
+	}
+	note := q.observe(cp, atEpoch(e+1, 0), period, probeTick{n: 4, delivery: 3e6, eligible: true}, bites)
+	if !strings.Contains(note, "of the epoch's tail, adopted") || q.learned(cp) != 8 {
+		t.Fatalf("note %q, learned %.0f; want the check judged on the tail it had and 8 adopted", note, q.learned(cp))
+	}
+}
