@@ -689,14 +689,14 @@ func (q *queueProbe) judgeAgainstTail(cp CoopParams) string {
 	q.decided = true
 	from, to := q.learned(cp), q.probeValue(cp, q.dir)
 	ratio, se := compareArms(q.probe, q.tail)
-	verdict := "rejected"
+	measured := fmt.Sprintf("queue probe %.0f → %.0f segments per contender: delivery ×%.3f (±%.3f) of the epoch's tail", from, to, ratio, 2*se/mean(q.tail))
 	if ratio >= 1+ProbeUpGain && mean(q.probe)-mean(q.tail) >= 2*se {
 		q.adopt(to)
-		q.tail, verdict = q.probe, "adopted"
-	} else {
-		q.reject(cp, to)
+		q.tail = q.probe
+		return measured + ", adopted"
 	}
-	return fmt.Sprintf("queue probe %.0f → %.0f segments per contender: delivery ×%.3f (±%.3f) of the epoch's tail, %s", from, to, ratio, 2*se/mean(q.tail), verdict)
+	q.reject(cp, to)
+	return measured + ", rejected"
 }
 
 // compareArms returns the ratio of the mean deliveries of a probe's arm
@@ -706,7 +706,7 @@ func compareArms(probe, against []float64) (ratio, se float64) {
 	return mean(probe) / mean(against), math.Sqrt(sqErr(probe) + sqErr(against))
 }
 
-// adopt makes a probe's value to the learned one; the next probe goes the
+// adopt makes a probe's value the learned one; the next probe goes the
 // same way, with no wait.
 func (q *queueProbe) adopt(to float64) {
 	q.segs, q.next, q.backoff, q.triedUp, q.triedBelow = to, q.dir, 0, false, false

@@ -1175,6 +1175,9 @@ func TestQueueProbeChecksAnUncertainGainAgainstTheTail(t *testing.T) {
 			if q.learned(cp) != c.segs || q.triedUp != c.tried {
 				t.Fatalf("learned %.0f, tried up %v; want %.0f, %v (%s)", q.learned(cp), q.triedUp, c.segs, c.tried, notes[1])
 			}
+			if want := "×1.200 (±0.163) of the epoch's tail"; c.segs == 8 && !strings.Contains(notes[1], want) {
+				t.Errorf("tail verdict %q; want %q (the ± relative to the tail's mean)", notes[1], want)
+			}
 			if c.segs == 8 && !slices.Equal(q.tail, probe) {
 				t.Errorf("the next baseline %v; want the probe's samples %v", q.tail, probe)
 			}
