@@ -74,6 +74,12 @@ static __always_inline void clamp_to(struct sock *sk, struct coopcc_bounds *b, s
 		tp->snd_cwnd = lo;
 		coopcc_count(key, COOPCC_LO_APPLIED);
 	}
+	/* CUBIC's HyStart (cubictcp_acked) sets ssthresh = cwnd directly, not
+	 * through .ssthresh: in Recovery, where PRR may have put cwnd below
+	 * lo and cwnd < ssthresh reads as slow start, that was lo - 1 in
+	 * TestLowerBoundAcrossLossBurst. ssthresh is never left below lo. */
+	if (lo && tp->snd_ssthresh < lo)
+		tp->snd_ssthresh = lo;
 }
 
 /* clamp keeps snd_cwnd within the live bounds. */
