@@ -93,7 +93,7 @@ func (q *queueProbe) announced(cp CoopParams) ProbePlan {
 		return ProbePlan{}
 	case q.plan.dir != 0:
 		return ProbePlan{Epoch: uint32(q.plan.epoch), Segments: uint32(q.probeValue(cp, q.plan.dir))}
-	case q.dir != 0 && !q.decided && !q.checking:
+	case q.open():
 		return ProbePlan{Epoch: uint32(q.epoch), Segments: uint32(q.probeValue(cp, q.dir))}
 	}
 	return ProbePlan{}

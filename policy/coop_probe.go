@@ -221,11 +221,15 @@ func (q *queueProbe) current(cp CoopParams) float64 {
 		return q.lead
 	}
 	s := q.learned(cp)
-	if q.dir != 0 && !q.decided && !q.checking {
+	if q.open() {
 		return q.probeValue(cp, q.dir)
 	}
 	return s
 }
+
+// open reports whether this epoch's probe is in force and not yet looked
+// at: not judged, nor stepped back to be checked against the tail.
+func (q *queueProbe) open() bool { return q.dir != 0 && !q.decided && !q.checking }
 
 // atWorkingPoint reports whether this epoch may hold a probe: one is in
 // force, or the epoch began at the group's working point with a baseline to
@@ -323,7 +327,7 @@ func (q *queueProbe) observe(cp CoopParams, now time.Time, period time.Duration,
 			q.probe = append(q.probe, delivery)
 		}
 	default:
-		if q.dir != 0 && !q.decided && !q.checking {
+		if q.open() {
 			note = q.judge(cp)
 		}
 		if phase >= (ProbeEpochTicks-probeMeasure)*int64(period) {
@@ -635,7 +639,7 @@ func (q *queueProbe) judge(cp CoopParams) string {
 		arm += q.pool.arms
 	}
 	q.pool = probePool{}
-	ratio, se := compareArms(probe, base)
+	c := compareArms(probe, base)
 	// An up-probe's gain must also stand out of the ticks' noise: twice the
 	// standard error of the difference of the two means. A down-probe
 	// adopted by chance costs delivery, which the up-probes then see.
@@ -643,13 +647,12 @@ func (q *queueProbe) judge(cp CoopParams) string {
 	if q.hold {
 		z = studentT975(welchDF(probe, base)) // every arm of a pool is a look
 	}
-	diff := mean(probe) - mean(base)
-	ok := ratio >= 1+ProbeUpGain && diff >= z*se
+	ok := c.gains(z)
 	if q.dir < 0 && !belowPair(cp, to) {
-		ok = ratio > 1-ProbeDownLoss
+		ok = c.ratio > 1-ProbeDownLoss
 	}
-	measured := fmt.Sprintf("queue probe %.0f → %.0f segments per contender: delivery ×%.3f (±%.3f)", from, to, ratio, z*se/mean(base))
-	if ok && q.dir > 0 && !q.hold && diff < ProbeSureZ*se {
+	measured := probeNote(from, to, c, z, "")
+	if ok && q.dir > 0 && !q.hold && !c.gains(ProbeSureZ) {
 		q.checking = true
 		return measured + ", a gain to be checked against the epoch's tail"
 	}
@@ -659,7 +662,7 @@ func (q *queueProbe) judge(cp CoopParams) string {
 	case ok:
 		q.adopt(to)
 		verdict = "adopted"
-	case q.hold && ratio >= 1+ProbeUpGain && arm < ProbePoolArms:
+	case q.hold && c.ratio >= 1+ProbeUpGain && arm < ProbePoolArms:
 		// Promising: the size of a gain, not yet out of the scatter. The
 		// same probe at the next epoch with a baseline, pooled.
 		q.pool = probePool{from: from, to: to, epoch: q.epoch, arms: arm, base: base, probe: probe}
@@ -688,9 +691,9 @@ func (q *queueProbe) judge(cp CoopParams) string {
 func (q *queueProbe) judgeAgainstTail(cp CoopParams) string {
 	q.decided = true
 	from, to := q.learned(cp), q.probeValue(cp, q.dir)
-	ratio, se := compareArms(q.probe, q.tail)
-	measured := fmt.Sprintf("queue probe %.0f → %.0f segments per contender: delivery ×%.3f (±%.3f) of the epoch's tail", from, to, ratio, 2*se/mean(q.tail))
-	if ratio >= 1+ProbeUpGain && mean(q.probe)-mean(q.tail) >= 2*se {
+	c := compareArms(q.probe, q.tail)
+	measured := probeNote(from, to, c, 2, " of the epoch's tail")
+	if c.gains(2) {
 		q.adopt(to)
 		q.tail = q.probe
 		return measured + ", adopted"
@@ -699,11 +702,31 @@ func (q *queueProbe) judgeAgainstTail(cp CoopParams) string {
 	return measured + ", rejected"
 }
 
-// compareArms returns the ratio of the mean deliveries of a probe's arm
-// and of the arm it is judged against, and the standard error of the
-// difference of the two means (B/s).
-func compareArms(probe, against []float64) (ratio, se float64) {
-	return mean(probe) / mean(against), math.Sqrt(sqErr(probe) + sqErr(against))
+// armComparison is a probe's arm against the arm it is judged against
+// (a baseline, or the epoch's tail): the ratio of their mean deliveries,
+// the difference of the means and its standard error (B/s), and the
+// against arm's mean (B/s).
+type armComparison struct {
+	ratio, diff, se, against float64
+}
+
+// compareArms compares a probe's arm with the arm it is judged against.
+func compareArms(probe, against []float64) armComparison {
+	m := mean(against)
+	return armComparison{ratio: mean(probe) / m, diff: mean(probe) - m, se: math.Sqrt(sqErr(probe) + sqErr(against)), against: m}
+}
+
+// gains reports whether the probe's arm gained what an up-probe must to be
+// adopted: UpGain, and z standard errors of the difference.
+func (c armComparison) gains(z float64) bool {
+	return c.ratio >= 1+ProbeUpGain && c.diff >= z*c.se
+}
+
+// probeNote says what a probe from → to measured against an arm (of is
+// what that arm was, "" for the baseline): the ratio and z standard errors
+// of the difference, relative to the arm's mean.
+func probeNote(from, to float64, c armComparison, z float64, of string) string {
+	return fmt.Sprintf("queue probe %.0f → %.0f segments per contender: delivery ×%.3f (±%.3f)%s", from, to, c.ratio, z*c.se/c.against, of)
 }
 
 // adopt makes a probe's value the learned one; the next probe goes the
