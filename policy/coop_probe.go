@@ -39,7 +39,9 @@ import (
 //     drifts does not read as its gain); the next epoch probes up again.
 //     Steps of ×4 keep the effect of a step above the noise of a few
 //     seconds of delivery (±10 % per tick in the lab; ×2 steps were
-//     rejected by noise where they gained);
+//     rejected by noise where they gained); one whose gain has the size
+//     of UpGain but not the standing is measured again, its arms pooled
+//     (ProbePoolArms);
 //   - down (÷ProbeDown): adopted when the delivery fell by less than
 //     DownLoss; the next epoch probes down again. Below QueueSegments (to
 //     ProbeMinSegments) a down-probe needs what an up-probe needs, a gain:
@@ -119,6 +121,9 @@ type probePool struct {
 	epoch       int64
 	arms        int
 	base, probe []float64
+	// tail: an up-probe's, the tails of the epochs of its arms so far
+	// (judgeAgainstTail).
+	tail []float64
 }
 
 // heldProbe reports whether a probe in direction dir to s segments per
@@ -172,13 +177,17 @@ const (
 	// a window can hold beyond its share of the path, in the whole
 	// segments the peers' protocol carries (TLV 15).
 	ProbeMinSegments = 1
-	// ProbePoolArms is the most epochs a held probe (heldProbe) is
-	// measured over: an arm whose delivery rose by UpGain or more, but
-	// not out of its scatter (studentT975), is tried again at the next
-	// epoch that has a baseline, and the arms' samples are pooled. Under
-	// ARF at 4 ms the group's delivery scatters by ±10–40 % per evaluation:
-	// one arm's 2 × SE was ±0.2–0.5 of the baseline, three arms' is about
-	// 0.6 × that.
+	// ProbePoolArms is the most epochs a held probe (heldProbe) or an
+	// up-probe is measured over: an arm whose delivery rose by UpGain or
+	// more, but not out of its scatter (by 2 standard errors at the first
+	// arm, studentT975 for a held one and for a pool), is tried again at
+	// the next epoch that has a baseline, and the arms' samples are
+	// pooled. Under ARF at 4 ms the group's delivery scatters by ±10–40 %
+	// per evaluation: one arm's 2 × SE was ±0.2–0.5 of the baseline, three
+	// arms' is about 0.6 × that. On 802.11ac at 1 Gbit/s wired (lab,
+	// heterogeneous, four terminals) the step 32 → 128 segments per
+	// contender read × 0.90–1.20 at ± 0.06–0.31, and one arm adopted it
+	// in 1 of 9 runs (docs/results.md, thirty-fifth session).
 	ProbePoolArms = 3
 	// ProbeSureZ is how many standard errors of the difference an
 	// up-probe's gain must stand out by to be adopted at its first look;
@@ -306,7 +315,11 @@ func (q *queueProbe) observe(cp CoopParams, now time.Time, period time.Duration,
 	}
 	if !t.eligible || !(delivery > 0) {
 		// A tick that is not the group's own working point voids this
-		// epoch's probe (no verdict, no wait) and its baseline.
+		// epoch's probe (no verdict, no wait) and its baseline; a probe
+		// being checked takes its pooled arms with it.
+		if q.checking {
+			q.pool = probePool{}
+		}
 		q.dir, q.tail, q.steady, q.checking = 0, nil, 0, false
 		return note
 	}
@@ -409,6 +422,9 @@ func (q *queueProbe) startEpoch(cp CoopParams, e int64, bites func(s float64) bo
 	case q.checking && q.dir != 0 && !q.decided && len(q.tail) > 0:
 		note = q.judgeAgainstTail(cp)
 	}
+	if p := &q.pool; p.arms > 0 && p.epoch == q.epoch && p.to > p.from {
+		p.tail = append(p.tail, q.tail...) // the tail after a promising up-probe's arm
+	}
 	plan := q.plan
 	q.plan = probePlan{}
 	q.base = nil
@@ -484,7 +500,7 @@ func (q *queueProbe) choose(cp CoopParams, e int64, base []float64, bites func(s
 	// on that evidence (where less queue gains nothing, 802.11g, it is one
 	// held probe of 5 s).
 	lost := mean(base) < (1-ProbeUpGain)*q.best && outOfScatter(base, q.best)
-	gain := !q.triedUp || lost
+	gain := !q.triedUp || lost || q.pool.arms > 0
 	if q.start > 0 {
 		credit := q.startGained(base)
 		gain = gain || credit
@@ -625,26 +641,22 @@ func peerSegments(cp CoopParams, s uint32) float64 {
 // rejects the probe. A non-held up-probe whose gain stands out of the
 // ticks' noise by 2 standard errors but not by ProbeSureZ is not judged
 // yet: its windows step back and its verdict waits for the epoch's tail
-// (judgeAgainstTail).
+// (judgeAgainstTail). An up-probe or a held probe whose gain has the size
+// of UpGain but not yet the standing is promising: measured again at the
+// next epoch with a baseline, its arms pooled (ProbePoolArms).
 func (q *queueProbe) judge(cp CoopParams) string {
 	if len(q.probe) == 0 {
 		q.decided = true
 		return ""
 	}
 	from, to := q.learned(cp), q.probeValue(cp, q.dir)
-	probe, base, arm := q.probe, q.base, 1
-	if q.hold && q.pool.arms > 0 && q.pool.from == from && q.pool.to == to {
-		probe = append(slices.Clone(q.pool.probe), probe...)
-		base = append(slices.Clone(q.pool.base), base...)
-		arm += q.pool.arms
-	}
-	q.pool = probePool{}
+	probe, base, tails, arm := q.pooled(from, to)
 	c := compareArms(probe, base)
 	// An up-probe's gain must also stand out of the ticks' noise: twice the
 	// standard error of the difference of the two means. A down-probe
 	// adopted by chance costs delivery, which the up-probes then see.
 	z := 2.0
-	if q.hold {
+	if q.hold || arm > 1 {
 		z = studentT975(welchDF(probe, base)) // every arm of a pool is a look
 	}
 	ok := c.gains(z)
@@ -654,7 +666,8 @@ func (q *queueProbe) judge(cp CoopParams) string {
 	measured := probeNote(from, to, c, z, "")
 	if ok && q.dir > 0 && !q.hold && !c.gains(ProbeSureZ) {
 		q.checking = true
-		return measured + ", a gain to be checked against the epoch's tail"
+		q.pool = probePool{from: from, to: to, epoch: q.epoch, arms: arm, base: base, probe: probe, tail: tails}
+		return measured + ", a gain to be checked against the epoch's tail" + armNote(q.hold, arm, arm > 1)
 	}
 	q.decided = true
 	verdict := "rejected"
@@ -662,18 +675,44 @@ func (q *queueProbe) judge(cp CoopParams) string {
 	case ok:
 		q.adopt(to)
 		verdict = "adopted"
-	case q.hold && c.ratio >= 1+ProbeUpGain && arm < ProbePoolArms:
-		// Promising: the size of a gain, not yet out of the scatter. The
-		// same probe at the next epoch with a baseline, pooled.
-		q.pool = probePool{from: from, to: to, epoch: q.epoch, arms: arm, base: base, probe: probe}
+	case (q.hold || q.dir > 0) && c.ratio >= 1+ProbeUpGain && arm < ProbePoolArms:
+		// Promising: the size of a gain, not yet out of the scatter.
+		q.pool = probePool{from: from, to: to, epoch: q.epoch, arms: arm, base: base, probe: probe, tail: tails}
 		q.next, verdict = q.dir, "promising, measured again"
+		if !q.hold {
+			q.back = q.epoch // its windows step back now (settled)
+		}
 	default:
 		q.reject(cp, to)
 	}
-	if q.hold {
-		verdict += fmt.Sprintf(" (held, arm %d of at most %d)", arm, ProbePoolArms)
+	return measured + ", " + verdict + armNote(q.hold, arm, arm > 1 || q.pool.arms > 0)
+}
+
+// pooled returns the arms a probe from → to is judged on: this epoch's
+// probe and baseline, after those of the promising arms before it of the
+// same probe (probePool), and which arm this is. The pool is spent.
+func (q *queueProbe) pooled(from, to float64) (probe, base, tails []float64, arm int) {
+	probe, base, arm = q.probe, q.base, 1
+	if q.pool.arms > 0 && q.pool.from == from && q.pool.to == to {
+		probe = append(slices.Clone(q.pool.probe), probe...)
+		base = append(slices.Clone(q.pool.base), base...)
+		tails, arm = q.pool.tail, arm+q.pool.arms
 	}
-	return measured + ", " + verdict
+	q.pool = probePool{}
+	return probe, base, tails, arm
+}
+
+// armNote says which arm of a pool a verdict is about: always for a held
+// probe, and for another where pooled (more than one arm, or one more to
+// come).
+func armNote(hold bool, arm int, pooled bool) string {
+	switch {
+	case hold:
+		return fmt.Sprintf(" (held, arm %d of at most %d)", arm, ProbePoolArms)
+	case pooled:
+		return fmt.Sprintf(" (arm %d of at most %d)", arm, ProbePoolArms)
+	}
+	return ""
 }
 
 // judgeAgainstTail judges an up-probe that judge left to be checked
@@ -691,9 +730,15 @@ func (q *queueProbe) judge(cp CoopParams) string {
 func (q *queueProbe) judgeAgainstTail(cp CoopParams) string {
 	q.decided = true
 	from, to := q.learned(cp), q.probeValue(cp, q.dir)
-	c := compareArms(q.probe, q.tail)
-	measured := probeNote(from, to, c, 2, " of the epoch's tail")
-	if c.gains(2) {
+	probe, tail, z := q.probe, q.tail, 2.0
+	if p := q.pool; p.arms > 1 && p.from == from && p.to == to {
+		probe, tail = p.probe, append(slices.Clone(p.tail), q.tail...)
+		z = studentT975(welchDF(probe, tail))
+	}
+	q.pool = probePool{}
+	c := compareArms(probe, tail)
+	measured := probeNote(from, to, c, z, " of the epoch's tail")
+	if c.gains(z) {
 		q.adopt(to)
 		q.tail = q.probe
 		return measured + ", adopted"
