@@ -178,7 +178,7 @@ const (
 	// segments the peers' protocol carries (TLV 15).
 	ProbeMinSegments = 1
 	// ProbePoolArms is the most epochs a held probe (heldProbe) or an
-	// up-probe is measured over: an arm whose delivery rose by UpGain or
+	// up-probe from above the pair (paidForQueue) is measured over: an arm whose delivery rose by UpGain or
 	// more, but not out of its scatter (by 2 standard errors at the first
 	// arm, studentT975 for a held one and for a pool), is tried again at
 	// the next epoch that has a baseline, and the arms' samples are
@@ -641,9 +641,10 @@ func peerSegments(cp CoopParams, s uint32) float64 {
 // rejects the probe. A non-held up-probe whose gain stands out of the
 // ticks' noise by 2 standard errors but not by ProbeSureZ is not judged
 // yet: its windows step back and its verdict waits for the epoch's tail
-// (judgeAgainstTail). An up-probe or a held probe whose gain has the size
-// of UpGain but not yet the standing is promising: measured again at the
-// next epoch with a baseline, its arms pooled (ProbePoolArms).
+// (judgeAgainstTail). A held probe, or an up-probe from above the pair
+// (paidForQueue), whose gain has the size of UpGain but not yet the
+// standing is promising: measured again at the next epoch with a
+// baseline, its arms pooled (ProbePoolArms).
 func (q *queueProbe) judge(cp CoopParams) string {
 	if len(q.probe) == 0 {
 		q.decided = true
