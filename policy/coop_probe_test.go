@@ -1401,3 +1401,32 @@ func TestQueueProbeClimbsANoisyKnee(t *testing.T) {
 		t.Errorf("a step that gains nothing adopted in %d of %d minutes, want <= %d", falsely, seeds, seeds/20)
 	}
 }
+
+// A probe being checked against the tail whose epoch is voided (a tick
+// that is not the group's working point: someone else's queue) takes its
+// arm with it: no later probe of the same step is pooled with it.
+func TestQueueProbeVoidedCheckLeavesNoPool(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	const period, e = probePeriod, int64(1000)
+	bites := func(float64) bool { return true }
+	q := steadyProbe(e)
+	q.segs = 8
+	base := []float64{2.7e6, 3.0e6, 3.3e6}
+	for i, d := range base {
+		q.observe(cp, atEpoch(e-1, ProbeEpochTicks-probeMeasure+i), period, probeTick{n: 4, delivery: d, eligible: true}, bites)
+	}
+	for i := 0; i <= probeEnd; i++ {
+		d := 3.0e6
+		if i >= probeSettle && i < probeEnd {
+			d = []float64{3.3e6, 3.6e6, 3.9e6}[i-probeSettle] // × 1.2, about 2.8 standard errors: checked
+		}
+		q.observe(cp, atEpoch(e, i), period, probeTick{n: 4, delivery: d, eligible: true}, bites)
+	}
+	if !q.checking || q.pool.arms != 1 {
+		t.Fatalf("checking %v, pool arms %d; want the arm checked, its samples kept for the tail", q.checking, q.pool.arms)
+	}
+	q.observe(cp, atEpoch(e, probeEnd+1), period, probeTick{n: 4, delivery: 3e6, eligible: false}, bites)
+	if q.checking || q.pool.arms != 0 {
+		t.Fatalf("after a void tick: checking %v, pool arms %d; want neither", q.checking, q.pool.arms)
+	}
+}
