@@ -738,25 +738,38 @@ func armNote(hold bool, arm int, pooled bool) string {
 // contender at × 1.35 (± 0.32) and × 1.19 (± 0.16), where every other
 // probe of theirs to 8 read × 0.46–1.24, and sat at p95 450 ms for 30 s
 // (docs/results.md, thirty-third session). Adopted, the probe's own
-// samples are the next epoch's baseline (at the adopted value).
+// samples are the next epoch's baseline (at the adopted value). A pooled
+// probe (ProbePoolArms) is judged on all its arms against all their
+// epochs' tails, by Student's t; from above the pair (paidForQueue) one
+// whose gain over the tails has UpGain's size but not the standing is
+// promising, measured again as judge would.
 func (q *queueProbe) judgeAgainstTail(cp CoopParams) string {
 	q.decided = true
 	from, to := q.learned(cp), q.probeValue(cp, q.dir)
-	probe, tail, z := q.probe, q.tail, 2.0
-	if p := q.pool; p.arms > 1 && p.from == from && p.to == to {
-		probe, tail = p.probe, append(slices.Clone(p.tail), q.tail...)
-		z = studentT975(welchDF(probe, tail))
+	p := q.pool
+	if p.arms == 0 || p.from != from || p.to != to {
+		p = probePool{from: from, to: to, epoch: q.epoch, arms: 1, base: q.base, probe: q.probe}
 	}
 	q.pool = probePool{}
-	c := compareArms(probe, tail)
+	tail, z := append(slices.Clone(p.tail), q.tail...), 2.0
+	if p.arms > 1 {
+		z = studentT975(welchDF(p.probe, tail))
+	}
+	c := compareArms(p.probe, tail)
 	measured := probeNote(from, to, c, z, " of the epoch's tail")
-	if c.gains(z) {
+	switch {
+	case c.gains(z):
 		q.adopt(to)
 		q.tail = q.probe
-		return measured + ", adopted"
+		return measured + ", adopted" + armNote(false, p.arms, p.arms > 1)
+	case paidForQueue(cp, from) && c.ratio >= 1+ProbeUpGain && p.arms < ProbePoolArms:
+		// Promising against the tail too: measured again, as judge does
+		// (startEpoch adds this epoch's tail to the pool's).
+		q.pool, q.next, q.back = p, q.dir, q.epoch
+		return measured + ", promising, measured again" + armNote(false, p.arms, true)
 	}
 	q.reject(cp, to)
-	return measured + ", rejected"
+	return measured + ", rejected" + armNote(false, p.arms, p.arms > 1)
 }
 
 // armComparison is a probe's arm against the arm it is judged against

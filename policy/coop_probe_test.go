@@ -1350,7 +1350,7 @@ func TestQueueProbeMeasuresAPromisingUpStepAgain(t *testing.T) {
 	// Both arms against both baselines, then against both epochs' tails
 	// (this arm alone: × 1.200 of its tail).
 	if len(notes) != 3 || !strings.HasSuffix(notes[1], "×1.150 (±0.124), a gain to be checked against the epoch's tail (arm 2 of at most 3)") ||
-		!strings.HasSuffix(notes[2], "×1.150 (±0.124) of the epoch's tail, adopted") || q.learned(cp) != 32 {
+		!strings.HasSuffix(notes[2], "×1.150 (±0.124) of the epoch's tail, adopted (arm 2 of at most 3)") || q.learned(cp) != 32 {
 		t.Fatalf("notes %q, learned %.0f; want the second arm pooled with the first (× 1.15), checked against both tails, and 32 adopted", notes, q.learned(cp))
 	}
 }
@@ -1379,7 +1379,7 @@ func ladder(gain128 float64, seed int64) func(float64) float64 {
 }
 
 // On a medium whose last step up gains 15 % within a scatter of ±12 % per
-// evaluation, the promising arms pooled reach it in most minutes (25 of 40
+// evaluation, the promising arms pooled reach it in most minutes (28 of 40
 // seeds; judged on one arm, 13), and where it gains nothing they never
 // adopt it.
 func TestQueueProbeClimbsANoisyKnee(t *testing.T) {
@@ -1428,5 +1428,49 @@ func TestQueueProbeVoidedCheckLeavesNoPool(t *testing.T) {
 	q.observe(cp, atEpoch(e, probeEnd+1), period, probeTick{n: 4, delivery: 3e6, eligible: false}, bites)
 	if q.checking || q.pool.arms != 0 {
 		t.Fatalf("after a void tick: checking %v, pool arms %d; want neither", q.checking, q.pool.arms)
+	}
+}
+
+// A checked up-step from above the pair whose gain over the tail has the
+// size of UpGain but not the standing is promising too: measured again
+// (its tail pooled with the next arm's), where from the pair it is
+// rejected.
+func TestQueueProbeTailCheckPromising(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	const period, e = probePeriod, int64(1000)
+	bites := func(float64) bool { return true }
+	base := []float64{2.7e6, 3.0e6, 3.3e6}
+	probe := []float64{3.3e6, 3.6e6, 3.9e6} // × 1.2 of the baseline, about 2.8 standard errors: checked
+	tail := []float64{3.0e6, 3.3e6, 3.6e6}  // × 1.09 of the tail, within its scatter
+	for _, c := range []struct {
+		segs    float64
+		verdict string
+		arms    int
+	}{{2, "of the epoch's tail, rejected", 0}, {8, "of the epoch's tail, promising, measured again (arm 1 of at most 3)", 1}} {
+		q := steadyProbe(e)
+		q.segs = c.segs
+		for i, d := range base {
+			q.observe(cp, atEpoch(e-1, ProbeEpochTicks-probeMeasure+i), period, probeTick{n: 4, delivery: d, eligible: true}, bites)
+		}
+		var last string
+		for i := 0; i < ProbeEpochTicks; i++ {
+			d := 3.0e6
+			switch {
+			case i >= probeSettle && i < probeEnd:
+				d = probe[i-probeSettle]
+			case i >= ProbeEpochTicks-probeMeasure:
+				d = tail[i-(ProbeEpochTicks-probeMeasure)]
+			}
+			if n := q.observe(cp, atEpoch(e, i), period, probeTick{n: 4, delivery: d, eligible: true}, bites); n != "" {
+				last = n
+			}
+		}
+		if !strings.HasSuffix(last, c.verdict) || q.learned(cp) != c.segs || q.pool.arms != c.arms {
+			t.Fatalf("from %.0f: verdict %q, learned %.0f, pool arms %d; want %q, %.0f kept, %d", c.segs, last, q.learned(cp), q.pool.arms, c.verdict, c.segs, c.arms)
+		}
+		q.observe(cp, atEpoch(e+1, 0), period, probeTick{n: 4, delivery: 3e6, eligible: true}, bites)
+		if c.arms > 0 && (len(q.pool.tail) != len(tail) || q.next != 1 || q.dir != 0) {
+			t.Errorf("from %.0f, the next epoch: pool tail %v, next %d, dir %d; want the arm's tail pooled once, up next, no probe (a baseline first)", c.segs, q.pool.tail, q.next, q.dir)
+		}
 	}
 }
