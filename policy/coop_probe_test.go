@@ -1147,19 +1147,10 @@ func TestQueueProbeChecksAnUncertainGainAgainstTheTail(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			q := steadyProbe(e)
-			for i := ProbeEpochTicks - probeMeasure; i < ProbeEpochTicks; i++ {
-				q.observe(cp, atEpoch(e-1, i), period, probeTick{n: 4, delivery: base[i-(ProbeEpochTicks-probeMeasure)], eligible: true}, bites)
-			}
+			observeBaseline(&q, cp, e, base)
 			var notes []string
 			for i := 0; i < ProbeEpochTicks; i++ {
-				d := 3.0e6
-				switch {
-				case i >= probeSettle && i < probeEnd:
-					d = probe[i-probeSettle]
-				case i >= ProbeEpochTicks-probeMeasure:
-					d = c.tail[i-(ProbeEpochTicks-probeMeasure)]
-				}
-				if n := q.observe(cp, atEpoch(e, i), period, probeTick{n: 4, delivery: d, eligible: true}, bites); n != "" {
+				if n := q.observe(cp, atEpoch(e, i), period, probeTick{n: 4, delivery: armDelivery(i, probe, c.tail), eligible: true}, bites); n != "" {
 					notes = append(notes, n)
 				}
 				switch {
@@ -1324,9 +1315,7 @@ func TestQueueProbeMeasuresAPromisingUpStepAgain(t *testing.T) {
 	start := func(segs float64) *queueProbe {
 		q := steadyProbe(e)
 		q.segs = segs
-		for i, d := range base {
-			q.observe(cp, atEpoch(e-1, ProbeEpochTicks-probeMeasure+i), period, probeTick{n: 4, delivery: d, eligible: true}, bites)
-		}
+		observeBaseline(&q, cp, e, base)
 		notes = nil
 		return &q
 	}
@@ -1411,16 +1400,10 @@ func TestQueueProbeVoidedCheckLeavesNoPool(t *testing.T) {
 	bites := func(float64) bool { return true }
 	q := steadyProbe(e)
 	q.segs = 8
-	base := []float64{2.7e6, 3.0e6, 3.3e6}
-	for i, d := range base {
-		q.observe(cp, atEpoch(e-1, ProbeEpochTicks-probeMeasure+i), period, probeTick{n: 4, delivery: d, eligible: true}, bites)
-	}
+	observeBaseline(&q, cp, e, []float64{2.7e6, 3.0e6, 3.3e6})
+	probe := []float64{3.3e6, 3.6e6, 3.9e6} // × 1.2, about 2.8 standard errors: checked
 	for i := 0; i <= probeEnd; i++ {
-		d := 3.0e6
-		if i >= probeSettle && i < probeEnd {
-			d = []float64{3.3e6, 3.6e6, 3.9e6}[i-probeSettle] // × 1.2, about 2.8 standard errors: checked
-		}
-		q.observe(cp, atEpoch(e, i), period, probeTick{n: 4, delivery: d, eligible: true}, bites)
+		q.observe(cp, atEpoch(e, i), period, probeTick{n: 4, delivery: armDelivery(i, probe, nil), eligible: true}, bites)
 	}
 	if !q.checking || q.pool.arms != 1 {
 		t.Fatalf("checking %v, pool arms %d; want the arm checked, its samples kept for the tail", q.checking, q.pool.arms)
@@ -1449,19 +1432,10 @@ func TestQueueProbeTailCheckPromising(t *testing.T) {
 	}{{2, "of the epoch's tail, rejected", 0}, {8, "of the epoch's tail, promising, measured again (arm 1 of at most 3)", 1}} {
 		q := steadyProbe(e)
 		q.segs = c.segs
-		for i, d := range base {
-			q.observe(cp, atEpoch(e-1, ProbeEpochTicks-probeMeasure+i), period, probeTick{n: 4, delivery: d, eligible: true}, bites)
-		}
+		observeBaseline(&q, cp, e, base)
 		var last string
 		for i := 0; i < ProbeEpochTicks; i++ {
-			d := 3.0e6
-			switch {
-			case i >= probeSettle && i < probeEnd:
-				d = probe[i-probeSettle]
-			case i >= ProbeEpochTicks-probeMeasure:
-				d = tail[i-(ProbeEpochTicks-probeMeasure)]
-			}
-			if n := q.observe(cp, atEpoch(e, i), period, probeTick{n: 4, delivery: d, eligible: true}, bites); n != "" {
+			if n := q.observe(cp, atEpoch(e, i), period, probeTick{n: 4, delivery: armDelivery(i, probe, tail), eligible: true}, bites); n != "" {
 				last = n
 			}
 		}
@@ -1473,4 +1447,25 @@ func TestQueueProbeTailCheckPromising(t *testing.T) {
 			t.Errorf("from %.0f, the next epoch: pool tail %v, next %d, dir %d; want the arm's tail pooled once, up next, no probe (a baseline first)", c.segs, q.pool.tail, q.next, q.dir)
 		}
 	}
+}
+
+// observeBaseline feeds a steady probe the deliveries base as the last
+// evaluations of epoch e − 1: the baseline of epoch e's probe.
+func observeBaseline(q *queueProbe, cp CoopParams, e int64, base []float64) {
+	for i, d := range base {
+		q.observe(cp, atEpoch(e-1, ProbeEpochTicks-len(base)+i), probePeriod, probeTick{n: 4, delivery: d, eligible: true}, func(float64) bool { return true })
+	}
+}
+
+// armDelivery is the group's delivery at evaluation i of a probing epoch:
+// the probe's samples while it is measured, the tail's over the epoch's
+// last evaluations (where tail is given), 3 MB/s otherwise.
+func armDelivery(i int, probe, tail []float64) float64 {
+	switch {
+	case i >= probeSettle && i < probeEnd:
+		return probe[i-probeSettle]
+	case tail != nil && i >= ProbeEpochTicks-len(tail):
+		return tail[i-(ProbeEpochTicks-len(tail))]
+	}
+	return 3e6
 }
