@@ -696,8 +696,9 @@ func (q *queueProbe) judge(cp CoopParams) string {
 // at once: under the lab's testbed2012 profile (ARF) at 4 ms, six
 // terminals' steps 2 → 8 read × 0.6–1.6 at ± 0.18–0.85, and each arm at 8
 // sent ARF's rates down for longer than the arm (docs/results.md,
-// thirty-fifth session), where on 802.11ac the step 2 → 8 stood out by
-// 4.6–30 standard errors.
+// thirty-fifth session: three runs, all marked invalid, read from their
+// verdicts), where on 802.11ac the step 2 → 8 stood out by 4.6–30
+// standard errors.
 func paidForQueue(cp CoopParams, s float64) bool { return s > float64(cp.QueueSegments) }
 
 // pooled returns the arms a probe from → to is judged on: this epoch's
