@@ -178,11 +178,11 @@ const (
 	// segments the peers' protocol carries (TLV 15).
 	ProbeMinSegments = 1
 	// ProbePoolArms is the most epochs a held probe (heldProbe) or an
-	// up-probe from above the pair (paidForQueue) is measured over: an arm whose delivery rose by UpGain or
-	// more, but not out of its scatter (by 2 standard errors at the first
-	// arm, studentT975 for a held one and for a pool), is tried again at
-	// the next epoch that has a baseline, and the arms' samples are
-	// pooled. Under ARF at 4 ms the group's delivery scatters by ±10–40 %
+	// up-probe from above the pair (paidForQueue) is measured over: an
+	// arm whose delivery rose by UpGain or more, but not out of its
+	// scatter (by 2 standard errors at the first arm, studentT975 for a
+	// held one and for a pool), is tried again at the next epoch that has
+	// a baseline, and the arms' samples are pooled. Under ARF at 4 ms the group's delivery scatters by ±10–40 %
 	// per evaluation: one arm's 2 × SE was ±0.2–0.5 of the baseline, three
 	// arms' is about 0.6 × that. On 802.11ac at 1 Gbit/s wired (lab,
 	// heterogeneous, four terminals) the step 32 → 128 segments per
@@ -676,13 +676,9 @@ func (q *queueProbe) judge(cp CoopParams) string {
 	case ok:
 		q.adopt(to)
 		verdict = "adopted"
-	case (q.hold || q.dir > 0 && paidForQueue(cp, from)) && c.ratio >= 1+ProbeUpGain && arm < ProbePoolArms:
-		// Promising: the size of a gain, not yet out of the scatter.
-		q.pool = probePool{from: from, to: to, epoch: q.epoch, arms: arm, base: base, probe: probe, tail: tails}
-		q.next, verdict = q.dir, "promising, measured again"
-		if !q.hold {
-			q.back = q.epoch // its windows step back now (settled)
-		}
+	case q.promising(cp, from, c, arm):
+		q.measureAgain(probePool{from: from, to: to, epoch: q.epoch, arms: arm, base: base, probe: probe, tail: tails})
+		verdict = "promising, measured again"
 	default:
 		q.reject(cp, to)
 	}
@@ -700,6 +696,25 @@ func (q *queueProbe) judge(cp CoopParams) string {
 // verdicts), where on 802.11ac the step 2 → 8 stood out by 4.6–30
 // standard errors.
 func paidForQueue(cp CoopParams, s float64) bool { return s > float64(cp.QueueSegments) }
+
+// promising reports whether this epoch's probe from segments per
+// contender, its arm arm of a pool compared as c, has the size of a gain
+// (UpGain) but not yet its standing, and may be measured again: a held
+// probe, or an up-probe from above the pair (paidForQueue), with arms to
+// spare (ProbePoolArms).
+func (q *queueProbe) promising(cp CoopParams, from float64, c armComparison, arm int) bool {
+	return (q.hold || q.dir > 0 && paidForQueue(cp, from)) && c.ratio >= 1+ProbeUpGain && arm < ProbePoolArms
+}
+
+// measureAgain keeps a promising probe's arms p for its next arm: the same
+// probe next, and, where its windows step back now (not held), no
+// baseline in this epoch (settled).
+func (q *queueProbe) measureAgain(p probePool) {
+	q.pool, q.next = p, q.dir
+	if !q.hold {
+		q.back = q.epoch
+	}
+}
 
 // pooled returns the arms a probe from → to is judged on: this epoch's
 // probe and baseline, after those of the promising arms before it of the
@@ -763,10 +778,8 @@ func (q *queueProbe) judgeAgainstTail(cp CoopParams) string {
 		q.adopt(to)
 		q.tail = q.probe
 		return measured + ", adopted" + armNote(false, p.arms, p.arms > 1)
-	case paidForQueue(cp, from) && c.ratio >= 1+ProbeUpGain && p.arms < ProbePoolArms:
-		// Promising against the tail too: measured again, as judge does
-		// (startEpoch adds this epoch's tail to the pool's).
-		q.pool, q.next, q.back = p, q.dir, q.epoch
+	case q.promising(cp, from, c, p.arms):
+		q.measureAgain(p) // startEpoch adds this epoch's tail to the pool's
 		return measured + ", promising, measured again" + armNote(false, p.arms, true)
 	}
 	q.reject(cp, to)
