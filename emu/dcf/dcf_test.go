@@ -138,6 +138,39 @@ func TestFIFOAggregationGathersReceiver(t *testing.T) {
 	}
 }
 
+// An aggregate keeps its receiver's frames in order: it ends at the first
+// frame to that receiver that does not fit, as a driver builds an A-MPDU
+// from the head of its per-station queue. A smaller frame behind it (a
+// burst's short last segment, a pure ACK) does not jump ahead of it: TCP
+// would read the jump as reordering.
+func TestFIFOAggregationStopsAtTheFirstFrameThatDoesNotFit(t *testing.T) {
+	q := NewFIFO(0)
+	for i, msdu := range []int{1000, 1000, 1000, 60} {
+		q.Push(&Frame{MSDU: msdu + i, To: 1})
+	}
+	q.Push(&Frame{MSDU: 70, To: 2})
+	size := func(f *Frame) int { return f.MSDU }
+	got := q.PopBatch(64, 2500, size) // 1000 + 1001 fit, 1002 does not, 63 would
+	if len(got) != 2 || got[0].MSDU != 1000 || got[1].MSDU != 1001 {
+		t.Fatalf("aggregate %v, want the first two frames only", msdus(got))
+	}
+	rest := q.PopBatch(64, 2500, size)
+	if len(rest) != 2 || rest[0].MSDU != 1002 || rest[1].MSDU != 63 {
+		t.Fatalf("second aggregate %v, want [1002 63]", msdus(rest))
+	}
+	if last := q.PopBatch(64, 2500, size); len(last) != 1 || last[0].To != 2 || q.Len() != 0 || q.Bytes() != 0 {
+		t.Fatalf("left %v, len %d, bytes %d", msdus(last), q.Len(), q.Bytes())
+	}
+}
+
+func msdus(fs []*Frame) []int {
+	out := make([]int, len(fs))
+	for i, f := range fs {
+		out[i] = f.MSDU
+	}
+	return out
+}
+
 // Broadcasts are sent once: one that collides is counted as lost, not as a
 // retry-limit drop (which stays the unicast frames' counter).
 func TestCollidedBroadcastIsLostNotRetryDropped(t *testing.T) {

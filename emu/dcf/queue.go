@@ -47,8 +47,10 @@ func (q *FIFO) Push(f *Frame) bool {
 
 // PopBatch takes the head frame and, for an aggregate, the following frames
 // to the same receiver from anywhere in the queue, in order (as a driver's
-// per-station queues would let it), up to the limits. Frames to other
-// receivers keep their order.
+// per-station queues would let it), up to the limits: the aggregate ends at
+// the first frame to that receiver that does not fit, so that no smaller
+// frame behind it jumps ahead (a driver builds an A-MPDU from the head of
+// its per-station queue). Frames to other receivers keep their order.
 func (q *FIFO) PopBatch(maxFrames, maxBytes int, mpdu func(*Frame) int) []*Frame {
 	if q.Len() == 0 {
 		return nil
@@ -64,7 +66,10 @@ func (q *FIFO) PopBatch(maxFrames, maxBytes int, mpdu func(*Frame) int) []*Frame
 	i := q.head
 	for ; i < len(q.buf) && len(out) < maxFrames; i++ {
 		f := q.buf[i]
-		if f.To == first.To && bytes+mpdu(f) <= maxBytes {
+		if f.To == first.To {
+			if bytes+mpdu(f) > maxBytes {
+				break // the aggregate is full: f and the rest stay in order
+			}
 			bytes += mpdu(f)
 			q.bytes -= f.MSDU
 			out = append(out, f)
