@@ -195,6 +195,21 @@ func (rt *RealTime) Run(end des.Time) error {
 // schedule gives the loop's thread what it needs to keep time (enough Ps
 // for the writer threads, SCHED_FIFO at rt.Priority) and returns what hands
 // it back.
+//
+// Every thread of the process runs at the one priority, the loop's and the
+// writers' included: never one above the Go runtime's other threads, which
+// those threads may wait for. A goroutine coming back from a syscall waits,
+// in the runtime's casgstatus, for the garbage collector to finish scanning
+// its stack; it spins there, yielding the CPU with sched_yield, which gives
+// way only to threads of its own priority or above. Until 2026-11-29 the
+// loop and the writer threads ran one priority above the runtime's other
+// threads: when the collector that was scanning them ran on one of those,
+// the loop and a writer spun on both cores of the 2-core VM and the
+// collector never ran again — the emulator's clock stopped mid-run, its
+// frames with it, and SIGTERM went unanswered (perf: both threads in
+// casgstatus's procyield and sched_yield; 3 of 28 heterogeneous runs of one
+// session). The lab demoted the stuck emulator and lost the run
+// (docs/results.md, thirtieth session: "about once in ten 802.11ac runs").
 func (rt *RealTime) schedule() (restore func()) {
 	procs := runtime.GOMAXPROCS(0)
 	if rt.Writers != nil {
@@ -207,13 +222,6 @@ func (rt *RealTime) schedule() (restore func()) {
 	if fifo {
 		if err := SetProcessFIFO(rt.Priority); err != nil {
 			rt.RTErr = err.Error()
-		} else if rt.Writers != nil {
-			// Above the Go runtime's other threads; the writer threads run
-			// at this priority too and yield after every write.
-			attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: uint32(rt.Priority + 1)}
-			if err := unix.SchedSetAttr(0, &attr, 0); err != nil {
-				rt.RTErr = fmt.Sprintf("loop SCHED_FIFO %d: %v", rt.Priority+1, err)
-			}
 		}
 	}
 	return func() {
@@ -255,7 +263,7 @@ func (rt *RealTime) newLoop(end des.Time) (*rtLoop, error) {
 		if l.threaded {
 			srcs = rt.Sources
 		}
-		if err := rt.Writers.begin(rt.Start, srcs, rt.wake); err != nil {
+		if err := rt.Writers.begin(rt.Start, srcs, rt.wake, rt.Priority); err != nil {
 			return nil, err
 		}
 	}

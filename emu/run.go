@@ -128,7 +128,7 @@ func openTapEngine(cfg Config, o EngineOptions) (*tapEngine, error) {
 			n = max(runtime.NumCPU()-1, 1) // leave a core to the senders
 		}
 		n = min(n, len(te.sta)+1)
-		if te.w, err = NewWriters(n, rt.Priority+1); err != nil {
+		if te.w, err = NewWriters(n); err != nil {
 			te.close()
 			return nil, err
 		}

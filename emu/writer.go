@@ -122,14 +122,11 @@ type Writers struct {
 }
 
 // NewWriters prepares n writer threads (n >= 1), started by begin.
-// priority > 0 runs them SCHED_FIFO at that priority. Each writer yields the
-// CPU (sched_yield) after every write, so a timing thread at the same
-// priority that shares its CPU waits for at most one write.
-func NewWriters(n int, priority int) (*Writers, error) {
+func NewWriters(n int) (*Writers, error) {
 	if n < 1 {
 		n = 1
 	}
-	p := &Writers{priority: priority}
+	p := &Writers{}
 	for i := 0; i < n; i++ {
 		fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
 		if err != nil {
@@ -146,10 +143,13 @@ func NewWriters(n int, priority int) (*Writers, error) {
 // begin starts the I/O threads; start is the wall time of simulation time
 // 0. The TAPs in srcs are read by the thread that writes them (fd modulo the
 // pool size); wakeLoop is called after a thread queued input frames.
-// RealTime.Run calls it once the process's scheduling is set, so the
-// threads' own priority is not overwritten.
-func (p *Writers) begin(start time.Time, srcs []Source, wakeLoop func()) error {
-	p.start, p.wakeLoop = start, wakeLoop
+// priority > 0 runs the threads SCHED_FIFO at that priority: the loop's,
+// the process's one (RealTime.schedule). Each writer yields the CPU
+// (sched_yield) after every write, so a timing thread that shares its CPU
+// waits for at most one write. RealTime.Run calls it once the process's
+// scheduling is set.
+func (p *Writers) begin(start time.Time, srcs []Source, wakeLoop func(), priority int) error {
+	p.start, p.wakeLoop, p.priority = start, wakeLoop, priority
 	for _, w := range p.ws {
 		w.srcs = map[int]int{}
 		w.epfd = -1

@@ -19,11 +19,11 @@ func TestWritersDeliverInOrder(t *testing.T) {
 	defer unix.Close(fds[0])
 	defer unix.Close(fds[1])
 	sim := des.New()
-	w, err := NewWriters(2, 0)
+	w, err := NewWriters(2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.begin(time.Now(), nil, func() {}); err != nil {
+	if err := w.begin(time.Now(), nil, func() {}, 0); err != nil {
 		t.Fatal(err)
 	}
 	p := w.Port(fds[1], sim)
