@@ -64,8 +64,8 @@ func TestRealTimeKeepsTimeWhileTheCollectorRuns(t *testing.T) {
 // collectorChild runs the loop for 2 s with one writer thread at SCHED_FIFO
 // 10: an event every 250 µs (the loop sleeps in ppoll between them), each
 // writing a frame through the writer to /dev/null, while a goroutine makes
-// a megabyte of garbage every millisecond (a collection every few ms). Halfway it records every
-// thread's scheduling policy and priority.
+// a megabyte of garbage every millisecond (a collection every few ms).
+// Halfway it records every thread's scheduling policy and priority.
 func collectorChild(t *testing.T) {
 	null, err := unix.Open("/dev/null", unix.O_WRONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
