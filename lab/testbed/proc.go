@@ -130,7 +130,9 @@ func (p *Proc) Stop(sig syscall.Signal, grace time.Duration) error {
 // ours (dumpOnHang), then SIGKILL. The emulator hung this way about once in
 // ten 802.11ac runs at 100 Mbit/s wired on the 2-core VM (its frames
 // stopped mid-run, SIGTERM went unanswered, and the run was lost with no
-// trace of why: docs/results.md, thirtieth session).
+// trace of why: docs/results.md, thirtieth session; the threads' report
+// below then showed two of its threads spinning at a priority above the
+// rest, which emu.RealTime no longer sets: docs/emulator.md).
 //
 // Before anything else, a dumpOnHang process's threads are watched for
 // schedWindow and reported in its log (writeSchedReport): the stacks say
