@@ -61,7 +61,8 @@ import (
 // group's delivery is more than UpGain below the best it delivered since its
 // size last changed (a slowly decaying maximum of the smoothed delivery,
 // which includes the uncontrolled start, when the kernel's CUBIC fills every
-// queue). Where the medium gains nothing from queue (802.11g: one frame per
+// queue; undecayed until a probe is adopted at that size: evidence). Where
+// the medium gains nothing from queue (802.11g: one frame per
 // access) that is one probe of 2.5 s per change of the group. A failed
 // probe waits 0, 1, 2, 4 … ProbeMaxWait epochs before the next (any success
 // resets it), and up and down alternate. A probe is only made where it
