@@ -661,7 +661,10 @@ func (q *queueProbe) agree(cp CoopParams, now time.Time, period time.Duration, p
 	case m < q.learned(cp): // it rejected one this one adopted (or took a down-probe)
 		q.segs, q.next, q.triedUp, q.triedBelow = m, -1, true, false
 		q.wait, q.backoff = q.backoff, min(max(2*q.backoff, 1), ProbeMaxWait)
+	default:
+		return
 	}
+	q.moved = true // the group has adopted a probe at its size (evidence)
 }
 
 // peerSegments is a queue per contender a peer sent (its learned value,

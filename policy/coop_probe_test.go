@@ -607,10 +607,19 @@ func TestQueueProbeAgree(t *testing.T) {
 		{"two far out: clamped to the probe's maximum", 8, late, peers(65535, 65535, 8), ProbeMaxSegments},
 		{"a majority at one segment (adopted below QueueSegments)", 2, late, peers(1, 1, 1), ProbeMinSegments},
 	} {
-		q := queueProbe{segs: tc.own}
+		q := queueProbe{segs: tc.own, best: 1e6, peak: 2e6}
 		q.agree(cp, tc.at, period, tc.peers)
 		if got := q.learned(cp); got != tc.want {
 			t.Errorf("%s: learned %v, want %v", tc.name, got, tc.want)
+		}
+		// A value the group adopted is an adopted probe: the start's peak
+		// is no longer the evidence for another up-probe (evidence).
+		moved, want := q.learned(cp) != tc.own, 2e6
+		if moved {
+			want = 1e6
+		}
+		if got := q.evidence(); got != want {
+			t.Errorf("%s: evidence %v after the learned value moved %v, want %v", tc.name, got, moved, want)
 		}
 	}
 }
