@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
-	"strconv"
 	"testing"
 	"time"
 
@@ -145,16 +144,12 @@ func collectorChild(t *testing.T) {
 // threadPriorities returns the SCHED_FIFO priority of every thread of this
 // process (0 for one that is not SCHED_FIFO).
 func threadPriorities(t *testing.T) map[int]int {
-	tasks, err := os.ReadDir("/proc/self/task")
+	tids, err := threadIDs("self")
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[int]int{}
-	for _, e := range tasks {
-		tid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
+	for _, tid := range tids {
 		a, err := unix.SchedGetAttr(tid, 0)
 		if err != nil {
 			continue // gone meanwhile

@@ -207,7 +207,7 @@ func (rt *RealTime) Run(end des.Time) error {
 // the loop and a writer spun on both cores of the 2-core VM and the
 // collector never ran again — the emulator's clock stopped mid-run, its
 // frames with it, and SIGTERM went unanswered (perf: both threads in
-// casgstatus's procyield and sched_yield; 3 of 28 heterogeneous runs of one
+// casgstatus's procyield and sched_yield; 3 of 49 heterogeneous runs of one
 // session). The lab demoted the stuck emulator and lost the run
 // (docs/results.md, thirtieth session: "about once in ten 802.11ac runs").
 func (rt *RealTime) schedule() (restore func()) {
@@ -634,20 +634,16 @@ func adaptSpin(over []des.Time) des.Time {
 // Go runtime (a goroutine locked to its thread getting a P back after a
 // syscall) then do not wait behind ordinary processes on a loaded machine.
 func SetProcessFIFO(prio int) error {
-	tasks, err := os.ReadDir("/proc/self/task")
+	tids, err := threadIDs("self")
 	if err != nil {
-		return fmt.Errorf("list threads: %w", err)
+		return err
 	}
 	policy := unix.SCHED_FIFO
 	if prio <= 0 {
 		policy, prio = unix.SCHED_NORMAL, 0
 	}
 	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: uint32(policy), Priority: uint32(prio)}
-	for _, t := range tasks {
-		tid, err := strconv.Atoi(t.Name())
-		if err != nil {
-			continue
-		}
+	for _, tid := range tids {
 		if err := unix.SchedSetAttr(tid, &attr, 0); err != nil && !errors.Is(err, unix.ESRCH) {
 			return fmt.Errorf("set SCHED_FIFO on thread %d: %w", tid, err)
 		}
@@ -661,20 +657,32 @@ func SetProcessFIFO(prio int) error {
 // the shared lab machine: killed emulators stayed runnable for minutes);
 // demoted, it exits at once. Threads that are gone are skipped.
 func DemoteProcess(pid int) error {
-	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	tids, err := threadIDs(strconv.Itoa(pid))
 	if err != nil {
-		return fmt.Errorf("list threads of %d: %w", pid, err)
+		return err
 	}
 	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_NORMAL}
 	var errs []error
-	for _, t := range tasks {
-		tid, err := strconv.Atoi(t.Name())
-		if err != nil {
-			continue
-		}
+	for _, tid := range tids {
 		if err := unix.SchedSetAttr(tid, &attr, 0); err != nil && !errors.Is(err, unix.ESRCH) {
 			errs = append(errs, fmt.Errorf("thread %d: %w", tid, err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// threadIDs lists the threads of process proc ("self" or a pid) from
+// /proc/PROC/task; entries that are not thread ids are skipped.
+func threadIDs(proc string) ([]int, error) {
+	tasks, err := os.ReadDir("/proc/" + proc + "/task")
+	if err != nil {
+		return nil, fmt.Errorf("list threads of %s: %w", proc, err)
+	}
+	tids := make([]int, 0, len(tasks))
+	for _, t := range tasks {
+		if tid, err := strconv.Atoi(t.Name()); err == nil {
+			tids = append(tids, tid)
+		}
+	}
+	return tids, nil
 }
