@@ -188,9 +188,10 @@ const (
 	// arm whose delivery rose by UpGain or more, but not out of its
 	// scatter (by 2 standard errors at the first arm, studentT975 for a
 	// held one and for a pool), is tried again at the next epoch that has
-	// a baseline, and the arms' samples are pooled. Under ARF at 4 ms the group's delivery scatters by ±10–40 %
-	// per evaluation: one arm's 2 × SE was ±0.2–0.5 of the baseline, three
-	// arms' is about 0.6 × that. On 802.11ac at 1 Gbit/s wired (lab,
+	// a baseline, and the arms' samples are pooled. Under ARF at 4 ms the
+	// group's delivery scatters by ±10–40 % per evaluation: one arm's
+	// 2 × SE was ±0.2–0.5 of the baseline, three arms' is about 0.6 × that.
+	// On 802.11ac at 1 Gbit/s wired (lab,
 	// heterogeneous, four terminals) the step 32 → 128 segments per
 	// contender read × 0.90–1.20 at ± 0.06–0.31, and one arm adopted it
 	// in 1 of 9 runs (docs/results.md, thirty-fifth session).
