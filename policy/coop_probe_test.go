@@ -322,16 +322,26 @@ func TestQueueProbeBacksOff(t *testing.T) {
 // delayed-ACK pair scatters by sd per evaluation: 8 segments per
 // contender carry 45 % more, 32 carry 77 % more.
 func ladderNoisyAtThePair(sd float64, seed int64) func(float64) float64 {
+	return stairs(seed, stair{0, 6.2e6, sd}, stair{8, 9e6, 0.08}, stair{32, 11e6, 0.06})
+}
+
+// stair is one step of a stairs medium: from segs segments per contender
+// on, rate B/s, each evaluation's measure off by a normal scatter sd.
+type stair struct{ segs, rate, sd float64 }
+
+// stairs is a medium that delivers the rate of the highest of steps
+// (ascending in segs) at or below the queue asked for, scattered by its
+// sd (and never under 0.2 of it).
+func stairs(seed int64, steps ...stair) func(float64) float64 {
 	rng := rand.New(rand.NewSource(seed))
 	return func(s float64) float64 {
-		r, e := 6.2e6, sd
-		switch {
-		case s >= 32:
-			r, e = 11e6, 0.06
-		case s >= 8:
-			r, e = 9e6, 0.08
+		st := steps[0]
+		for _, x := range steps[1:] {
+			if s >= x.segs {
+				st = x
+			}
 		}
-		return r * max(0.2, 1+e*rng.NormFloat64())
+		return st.rate * max(0.2, 1+st.sd*rng.NormFloat64())
 	}
 }
 
@@ -1399,19 +1409,7 @@ func TestQueueProbeMeasuresAPromisingUpStepAgain(t *testing.T) {
 // contender scattered by ±10–15 % per evaluation and 32 → 128 read
 // × 0.90–1.30 at ± 0.05–0.31, docs/results.md, thirty-fifth session).
 func ladder(gain128 float64, seed int64) func(float64) float64 {
-	rng := rand.New(rand.NewSource(seed))
-	return func(s float64) float64 {
-		r, sd := 7.2e6, 0.04
-		switch {
-		case s >= 128:
-			r, sd = 7.2e6*1.5*1.25*gain128, 0.12
-		case s >= 32:
-			r, sd = 7.2e6*1.5*1.25, 0.06
-		case s >= 8:
-			r = 7.2e6 * 1.5
-		}
-		return r * max(0.2, 1+sd*rng.NormFloat64())
-	}
+	return stairs(seed, stair{0, 7.2e6, 0.04}, stair{8, 7.2e6 * 1.5, 0.04}, stair{32, 7.2e6 * 1.5 * 1.25, 0.06}, stair{128, 7.2e6 * 1.5 * 1.25 * gain128, 0.12})
 }
 
 // On a medium whose last step up gains 15 % within a scatter of ±12 % per
