@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"net/netip"
@@ -72,6 +73,20 @@ type CoopParams struct {
 	// the 802.11 performance anomaly). Used only when every terminal's rate
 	// is known; WeightByCapability takes precedence.
 	WeightByLinkRate bool `toml:"weight_by_link_rate" json:"weight_by_link_rate,omitempty"`
+	// WeightByAccess shares capacity in proportion to what 802.11's DCF
+	// with frame aggregation (802.11n/ac/ax A-MPDU) carries for each
+	// terminal per access: AccessFrames frames, or as many as its PHY rate
+	// fits into the longest PPDU (5.484 ms) where that is fewer — the split
+	// plain CUBIC gets where the air, not the wire, is the bottleneck
+	// (accessWeight). For aggregating WLANs whose uplink is faster than the
+	// air: where the wire binds, CUBIC's split is even and this one leaves
+	// a slow terminal less (docs/policies.md step 5). Used only when every
+	// terminal's rate is known; WeightByCapability takes precedence; not
+	// with WeightByLinkRate.
+	WeightByAccess bool `toml:"weight_by_access" json:"weight_by_access,omitempty"`
+	// AccessFrames is the most frames one access carries, the BlockAck
+	// window: 64 for 802.11n/ac (the default), 256 for 802.11ax.
+	AccessFrames uint32 `toml:"access_frames" json:"access_frames,omitempty"`
 	// DisableSoloFloor turns off the lower bound set when no peer is heard.
 	DisableSoloFloor bool `toml:"disable_solo_floor" json:"disable_solo_floor,omitempty"`
 	// OffRatio, OffAfter, OffFor: competitive mode (coop_compete.go). When
@@ -128,6 +143,9 @@ func (c CoopParams) Defaults() CoopParams {
 	if c.QueueSegments == 0 {
 		c.QueueSegments = 2
 	}
+	if c.AccessFrames == 0 {
+		c.AccessFrames = 64
+	}
 	if c.OffAfter <= 0 {
 		c.OffAfter = time.Second
 	}
@@ -159,6 +177,10 @@ func (c CoopParams) Validate() error {
 		return fmt.Errorf("coop probe cap %v: want >= 1 (default target ratio × maximum gain)", c.ProbeCap)
 	case bad(c.BusyCap) || (c.BusyCap != 0 && c.BusyCap < 1):
 		return fmt.Errorf("coop busy cap %v: want >= 1 (default 1.1)", c.BusyCap)
+	case c.WeightByAccess && c.WeightByLinkRate:
+		return errors.New("coop weight_by_access and weight_by_link_rate: choose one (per-access shares as DCF gives them, or equal airtime)")
+	case c.AccessFrames > MaxAccessFrames:
+		return fmt.Errorf("coop access frames %d: want 1..%d, the BlockAck window of the WLAN (64 for 802.11n/ac, 256 for 802.11ax; default 64)", c.AccessFrames, MaxAccessFrames)
 	case bad(c.DownloadRoom) || (c.DownloadRoom != 0 && c.DownloadRoom < 1) || c.DownloadRoom > 8:
 		return fmt.Errorf("coop download room %v: want 1..8, a multiple of a download's target window (default 1 = none)", c.DownloadRoom)
 	}

@@ -448,7 +448,8 @@ func nextCapacity(cp CoopParams, g group, c, dStar, mss, hold float64, lift bool
 func quantum(mss, c float64) float64 { return 0.5 * mss / c }
 
 // terminalShare is this terminal's share of the capacity by weighted max-min
-// (equal weights, or capabilities, or PHY rates: CoopParams).
+// (equal weights, or capabilities, or PHY rates, or frames per access:
+// CoopParams).
 // The bound is a cap, not an allocation: this terminal (terms[0]) always
 // counts as unlimited, so an app-limited flow of ours may still grow to its
 // fair share; the peers count with their demands.
@@ -465,7 +466,8 @@ func terminalShare(cp CoopParams, terms []terminal, capacity float64) float64 {
 			nLink++
 		}
 	}
-	airtime := cp.WeightByLinkRate && !cp.WeightByCapability && nLink == len(terms)
+	rated := !cp.WeightByCapability && nLink == len(terms)
+	airtime, access := cp.WeightByLinkRate && rated, cp.WeightByAccess && rated
 	if nCap > 0 {
 		meanCap /= float64(nCap)
 	}
@@ -475,8 +477,11 @@ func terminalShare(cp CoopParams, terms []terminal, capacity float64) float64 {
 			demands[i] = t.rate * (1 + cp.Headroom)
 		}
 		weights[i] = 1
-		if airtime {
+		switch {
+		case airtime:
 			weights[i] = t.link
+		case access:
+			weights[i] = accessWeight(t.link, cp.AccessFrames)
 		}
 		if cp.WeightByCapability {
 			switch {
@@ -488,6 +493,32 @@ func terminalShare(cp CoopParams, terms []terminal, capacity float64) float64 {
 		}
 	}
 	return MaxMinShares(capacity, demands, weights)[0]
+}
+
+// The longest PPDU of 802.11n/ac/ax (aPPDUMaxTime: 5.484 ms, the L-SIG
+// length limit), and the frame an uploading terminal's A-MPDU carries: a
+// full-size IP packet (its MAC header and delimiter change no weight).
+const (
+	accessPPDU       = 5484 * time.Microsecond
+	accessFrameBytes = 1500
+)
+
+// MaxAccessFrames is the largest BlockAck window (802.11be): the most
+// frames CoopParams.AccessFrames may say one access carries.
+const MaxAccessFrames = 1024
+
+// accessWeight is how many frames one access of DCF with aggregation
+// carries at a PHY rate of rate Mbit/s: frames (the BlockAck window), or
+// what the rate fits into the longest PPDU where that is fewer. Every
+// station wins the same share of the accesses, so where the air binds
+// each terminal's delivery is in proportion to it: with 64 frames the
+// rates above 140 Mbit/s weigh the same and a 65 Mbit/s terminal 0.46 ×
+// that. In the lab (heterogeneous, 802.11ac, 1 Gbit/s wired) plain CUBIC's
+// split was 30.8 and 36.2 Mbit/s for the 433 Mbit/s phones, 37.8 for the
+// 150 Mbit/s tablet and 19.3 for the 65 Mbit/s one (docs/results.md,
+// thirty-sixth session).
+func accessWeight(rate float64, frames uint32) float64 {
+	return min(float64(frames), accessPPDU.Seconds()*rate*1e6/(8*accessFrameBytes))
 }
 
 // flowBounds splits the terminal's share over its own flows the same way

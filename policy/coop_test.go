@@ -361,6 +361,46 @@ func TestCoopWeightByLinkRate(t *testing.T) {
 	}
 }
 
+// Per-access weights: DCF with aggregation gives every station the same
+// share of the accesses, and an access carries AccessFrames frames or what
+// the rate fits into 5.484 ms: 64 at 150 and 433 Mbit/s (equal shares),
+// 5.484 ms × 65 Mbit/s / 12,000 bits = 29.7 at 65 Mbit/s; with 256 frames
+// (802.11ax) 433 Mbit/s fits 197.9. A rate unknown leaves the shares equal.
+func TestCoopWeightByAccess(t *testing.T) {
+	base, q := 4*time.Millisecond, 20*time.Millisecond
+	share := func(cp CoopParams, self, peer float64) float64 {
+		c := newCoopT(t, Params{Coop: cp})
+		p := inflatedPeer(base, q, 2e6)
+		p.LinkRate = peer
+		c.Decide(View{Now: t0, LinkRate: self, Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: base + q, MinRTT: base, DeliveryRate: 2e6}}, Peers: []PeerView{p}})
+		return c.targets[dstA]
+	}
+	const slow = 5.484e-3 * 65e6 / 12000 // 29.7 frames at 65 Mbit/s
+	on := CoopParams{WeightByAccess: true}
+	for _, tc := range []struct {
+		name       string
+		cp         CoopParams
+		self, peer float64
+		want       float64
+	}{
+		{"433 beside 65", on, 433, 65, 4e6 * 64 / (64 + slow)},
+		{"65 beside 433", on, 65, 433, 4e6 * slow / (64 + slow)},
+		{"433 beside 150: both send 64 frames", on, 433, 150, 2e6},
+		{"802.11ax window, 433 beside 150", CoopParams{WeightByAccess: true, AccessFrames: 256}, 433, 150, 4e6 * 197.9 / (197.9 + 68.55)},
+		{"peer's rate unknown", on, 433, 0, 2e6},
+		{"capabilities take precedence", CoopParams{WeightByAccess: true, WeightByCapability: true}, 433, 65, 2e6},
+	} {
+		if got := share(tc.cp, tc.self, tc.peer); math.Abs(got-tc.want) > 0.001*tc.want {
+			t.Errorf("%s: share %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	for _, cp := range []CoopParams{{WeightByAccess: true, WeightByLinkRate: true}, {AccessFrames: 1025}} {
+		if err := cp.Validate(); err == nil {
+			t.Errorf("%+v accepted", cp)
+		}
+	}
+}
+
 // TestCoopConvergesInFluidModel closes the loop: n terminals with different
 // base RTTs share a bottleneck of capacity c0 (fluid model: the queueing delay
 // d solves Σ Wᵢ/(Rᵢ + d) = c0 when the windows exceed the path), each runs
