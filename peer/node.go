@@ -74,6 +74,11 @@ type Node struct {
 
 	sent, sendErrs, encErrs, readErrs atomic.Uint64
 	started                           atomic.Bool
+	// listened is the node's clock (UnixNano) at its last expiry tick that
+	// found no status unread (expireTick); 0 = none yet. handling: the
+	// receive loop is handing datagrams to the table.
+	listened atomic.Int64
+	handling atomic.Bool
 }
 
 // NewSenderID returns a random non-zero 64-bit sender id.
@@ -139,12 +144,69 @@ func (n *Node) ID() uint64 { return n.id }
 func (n *Node) Table() *Table { return n.table }
 
 // N returns the table's count of active terminals at now (the host's time;
-// self included).
-func (n *Node) N(now time.Time) int { return n.table.N(now.Add(n.cfg.ClockSkew)) }
+// self included), judged at the node's listening time (at).
+func (n *Node) N(now time.Time) int { return n.table.N(n.at(now)) }
 
 // Live returns the live peers at now (the host's time), as Table.Live on the
-// node's own clock.
-func (n *Node) Live(now time.Time) []Status { return n.table.Live(now.Add(n.cfg.ClockSkew)) }
+// node's own clock at its listening time (at).
+func (n *Node) Live(now time.Time) []Status { return n.table.Live(n.at(now)) }
+
+// at is the time on the node's own clock at which peers are judged live at
+// the host's time now: now, but no later than two expiry ticks after the
+// last one that found nothing unread (expireTick). A receiver that did not
+// run for a while (its process stopped, or starved of a CPU) has not read
+// what its peers sent meanwhile: their statuses wait in its socket, and
+// must be read before the peers count as quiet. Without it, `coopcc peer
+// listen` stopped for 2.5 s (SIGSTOP) reported its one peer expired and
+// joined again in the same millisecond at every resume, 10 of 10; an agent
+// that ticked in between counted N = 1.
+func (n *Node) at(now time.Time) time.Time {
+	now = now.Add(n.cfg.ClockSkew)
+	l := n.listened.Load()
+	if l == 0 {
+		return now
+	}
+	if lim := time.Unix(0, l).Add(2 * n.expiryTick()); now.After(lim) {
+		return lim
+	}
+	return now
+}
+
+// expiryTick is how often Run expires peers.
+func (n *Node) expiryTick() time.Duration { return max(n.cfg.Interval/3, 10*time.Millisecond) }
+
+// maxExpiryDefer is how many expiry ticks in a row may pass without
+// expiring while statuses wait unread: a receiver that resumes after a
+// stall reads them within one, and a flood that keeps the socket full
+// delays expiry (and at) by at most this many ticks.
+const maxExpiryDefer = 3
+
+// expireTick expires the peers not heard within the table's expiry at now
+// (the node's clock), unless statuses may wait unread — being handed to the
+// table, or queued in the socket (Pender) — and fewer than maxExpiryDefer
+// ticks in a row have passed so; deferred counts them.
+func (n *Node) expireTick(now time.Time, deferred *int) {
+	if *deferred < maxExpiryDefer && n.unread() {
+		*deferred++
+		return
+	}
+	*deferred = 0
+	n.listened.Store(now.UnixNano())
+	n.table.Expire(now)
+}
+
+// unread reports whether a received datagram may not be in the table yet.
+func (n *Node) unread() bool {
+	if n.handling.Load() {
+		return true
+	}
+	p, ok := n.cfg.Transport.(Pender)
+	if !ok {
+		return false
+	}
+	pending, err := p.Pending()
+	return err == nil && pending
+}
 
 // now is the node's wall clock: the host's, shifted by ClockSkew.
 func (n *Node) now() time.Time { return time.Now().Add(n.cfg.ClockSkew) }
@@ -178,10 +240,12 @@ func (n *Node) Run(ctx context.Context) error {
 	if n.cfg.ReceiveOnly {
 		sendTimer.Stop()
 	}
-	expiry := time.NewTicker(max(n.cfg.Interval/3, 10*time.Millisecond))
+	expiry := time.NewTicker(n.expiryTick())
 	defer sendTimer.Stop()
 	defer expiry.Stop()
+	defer n.listened.Store(0) // stopped: liveness on the host's clock again (at)
 	var err error
+	deferred := 0
 loop:
 	for {
 		select {
@@ -193,7 +257,7 @@ loop:
 			n.send(false)
 			sendTimer.Reset(n.nextGap())
 		case now := <-expiry.C:
-			n.table.Expire(now.Add(n.cfg.ClockSkew))
+			n.expireTick(now.Add(n.cfg.ClockSkew), &deferred)
 		}
 	}
 	if !n.cfg.NoGoodbye {
@@ -297,10 +361,14 @@ func (n *Node) drainLoop(d Drainer, closing *atomic.Bool) error {
 		lastLog time.Time
 		meter   floodMeter
 	)
-	fn := func(msg []byte, from netip.AddrPort) { n.handle(msg, from, &lastLog) }
+	fn := func(msg []byte, from netip.AddrPort) {
+		n.handling.Store(true)
+		n.handle(msg, from, &lastLog)
+	}
 	consecutive := 0
 	for {
 		k, err := d.Drain(fn)
+		n.handling.Store(false)
 		if err != nil {
 			if stop, err := n.readFailed(err, closing, &consecutive); stop {
 				return err
@@ -345,6 +413,8 @@ func (n *Node) receiveLoop(closing *atomic.Bool) error {
 			continue
 		}
 		consecutive = 0
+		n.handling.Store(true)
 		n.handle(buf[:k], from, &lastLog)
+		n.handling.Store(false)
 	}
 }

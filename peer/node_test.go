@@ -2,8 +2,10 @@ package peer
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/netip"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -207,4 +209,96 @@ func TestNodeAdmitsOnlyAuthenticatedSources(t *testing.T) {
 	if len(admitted) != 1 || admitted[0] != honest.Addr() {
 		t.Fatalf("admitted %v, want only %v", admitted, honest.Addr())
 	}
+}
+
+// pendingTransport is a Transport that never delivers and reports what
+// pending says as queued in its socket (Pender).
+type pendingTransport struct{ pending bool }
+
+func (p *pendingTransport) Send([]byte) error { return nil }
+func (p *pendingTransport) Receive([]byte) (int, netip.AddrPort, error) {
+	return 0, netip.AddrPort{}, net.ErrClosed
+}
+func (p *pendingTransport) Close() error           { return nil }
+func (p *pendingTransport) String() string         { return "pending" }
+func (p *pendingTransport) Pending() (bool, error) { return p.pending, nil }
+
+// A receiver that did not run for longer than the expiry (a stopped or
+// starved process) judges its peers only once it has read what waited in
+// its socket: until its next expiry tick finds nothing unread, N and Live
+// count a peer heard before the stall, the backlog's first status is no
+// leave and join, and a peer that did go quiet still expires after it; a
+// socket that stays full (a flood) defers expiry by at most
+// maxExpiryDefer ticks.
+func TestNodeJudgesPeersAfterReadingWhatWaited(t *testing.T) {
+	c := NewCodec(testKey, GroupID("stall"))
+	tr := &pendingTransport{}
+	var events []Event
+	n, err := NewNode(NodeConfig{Codec: c, Transport: tr, Interval: 300 * time.Millisecond,
+		Status: func() Status { return Status{} }, Table: TableConfig{OnEvent: func(e Event) { events = append(events, e) }}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expiry := n.Table().Config().Expiry // 6 × 300 ms + 100 ms
+	t0 := time.Now()
+	seq := uint64(0)
+	status := func(sent time.Time) Status {
+		seq++
+		return Status{Sender: 7, Seq: seq, SentAt: sent, ActiveFlows: 1, Policy: "coop"}
+	}
+	offer := func(at, sent time.Time) {
+		t.Helper()
+		if r := n.Table().Offer(at, status(sent)); r != OK {
+			t.Fatalf("offer at %v: %v", at.Sub(t0), r)
+		}
+	}
+	deferred := 0
+	offer(t0, t0)
+	n.expireTick(t0, &deferred)
+
+	stalled := t0.Add(expiry + 2*time.Second) // the process ran again
+	if got := n.N(stalled); got != 2 {
+		t.Errorf("after a stall, before the next expiry tick: N = %d, want 2 (the peer's statuses are unread)", got)
+	}
+	tr.pending = true
+	n.expireTick(stalled, &deferred)
+	if got := n.N(stalled); got != 2 || deferred != 1 {
+		t.Errorf("an expiry tick with statuses unread: N = %d, deferred %d; want 2 and 1", got, deferred)
+	}
+	for i := range 6 { // the backlog, sent every 300 ms during the stall
+		offer(stalled, t0.Add(time.Duration(i+1)*300*time.Millisecond))
+	}
+	tr.pending = false
+	n.expireTick(stalled.Add(100*time.Millisecond), &deferred)
+	if got := n.N(stalled.Add(100 * time.Millisecond)); got != 2 || len(events) != 1 || events[0].Kind != Join {
+		t.Errorf("after reading the backlog: N = %d, events %s; want 2 and the one join", got, eventKinds(events))
+	}
+
+	quiet := stalled.Add(100*time.Millisecond + expiry + 100*time.Millisecond)
+	n.expireTick(quiet, &deferred)
+	if got := n.N(quiet); got != 1 || len(events) != 2 || events[1].Kind != Leave || events[1].Why != "expired" {
+		t.Errorf("a peer quiet for the expiry: N = %d, events %s; want 1 and its leave (expired)", got, eventKinds(events))
+	}
+
+	offer(quiet, quiet) // it comes back; then the socket stays full
+	tr.pending = true
+	late := quiet.Add(expiry + time.Second)
+	for i := range maxExpiryDefer + 1 {
+		n.expireTick(late.Add(time.Duration(i)*100*time.Millisecond), &deferred)
+	}
+	if got := n.N(late.Add(maxExpiryDefer * 100 * time.Millisecond)); got != 1 || deferred != 0 {
+		t.Errorf("a full socket for %d ticks: N = %d, deferred %d; want 1 and 0 (expired at the last)", maxExpiryDefer+1, got, deferred)
+	}
+}
+
+// eventKinds lists events as "join (heard), leave (expired)".
+func eventKinds(events []Event) string {
+	var b strings.Builder
+	for i, e := range events {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s (%s)", e.Kind, e.Why)
+	}
+	return b.String()
 }

@@ -169,6 +169,17 @@ func (s *rawSock) close() error {
 	return err
 }
 
+// pending reports whether a datagram waits unread (SIOCINQ: the size of
+// the next one). It takes no lock: the receiver holds recvMu while it
+// blocks.
+func (s *rawSock) pending() (bool, error) {
+	if s.closing.Load() {
+		return false, net.ErrClosed
+	}
+	n, err := unix.IoctlGetInt(s.fd, unix.SIOCINQ)
+	return n > 0, err
+}
+
 // localPort returns the bound port.
 func (s *rawSock) localPort() int {
 	sa, err := unix.Getsockname(s.fd)

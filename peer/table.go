@@ -224,7 +224,11 @@ func (t *Table) offerLocked(now time.Time, src netip.Addr, s Status) Reason {
 	}
 	e.tokens--
 
-	if e.live && now.Sub(e.heard) > t.cfg.Expiry {
+	// Quiet for Expiry by both clocks: this receiver heard nothing, and the
+	// sender sent nothing in between. A receiver that did not run for a
+	// while (stopped, starved of a CPU) reads the statuses that queued
+	// meanwhile late by its own clock only (Node.at).
+	if e.live && now.Sub(e.heard) > t.cfg.Expiry && s.SentAt.Sub(e.last.SentAt) > t.cfg.Expiry {
 		t.leaveLocked(e, now, "expired")
 	}
 	e.last, e.heard = s, now

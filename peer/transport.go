@@ -45,6 +45,13 @@ type Drainer interface {
 	Drain(fn func(msg []byte, from netip.AddrPort)) (int, error)
 }
 
+// Pender is implemented by transports that can tell whether a datagram
+// waits unread in the socket: Node judges no peer missing while statuses
+// may be among the unread ones (Node.expireTick).
+type Pender interface {
+	Pending() (bool, error)
+}
+
 // rcvBuf is the socket receive buffer asked for (SO_RCVBUFFORCE as root,
 // else SO_RCVBUF up to net.core.rmem_max): room for ≈ 1,000 datagrams, so
 // that a flood of 100,000 datagrams/s does not overflow it between two
@@ -129,6 +136,23 @@ func (u *UDPTransport) Drain(fn func(msg []byte, from netip.AddrPort)) (int, err
 	}
 	fn(buf[:n], from)
 	return 1, nil
+}
+
+// Pending implements Pender: whether a datagram is queued in the socket
+// (SIOCINQ).
+func (u *UDPTransport) Pending() (bool, error) {
+	if u.raw != nil {
+		return u.raw.pending()
+	}
+	rc, err := u.conn.SyscallConn()
+	if err != nil {
+		return false, err
+	}
+	n, ierr := 0, error(nil)
+	if err := rc.Control(func(fd uintptr) { n, ierr = unix.IoctlGetInt(int(fd), unix.SIOCINQ) }); err != nil {
+		return false, err
+	}
+	return n > 0, ierr
 }
 
 func (u *UDPTransport) refreshDst() netip.AddrPort {
