@@ -249,6 +249,7 @@ func (c Config) Validate() error {
 	c.checkIface(&p)
 	c.Group.check(&p)
 	c.Policy.check(&p)
+	c.checkPolicyValues(&p)
 	c.Managed.check(&p)
 	c.Datapath.check(&p)
 	c.Monitor.check(&p)
@@ -318,6 +319,19 @@ func (pc PolicyConfig) check(p *problems) {
 		p.addf("policy.name is empty: set --policy NAME")
 	} else if err := checkParamKeys(pc.Name, pc.Params); err != nil {
 		p.add(err)
+	}
+}
+
+// checkPolicyValues checks the policy's parameter values (policy.Params'
+// Validate: ranges and combinations), where its keys are known: a bad value
+// is then reported with the rest, before anything is set up.
+func (c Config) checkPolicyValues(p *problems) {
+	var params policy.Params
+	if c.DecodePolicyParams(&params) != nil {
+		return // the unknown key is reported by PolicyConfig.check
+	}
+	if err := params.Validate(); err != nil {
+		p.addf("policy.params: %v", err)
 	}
 }
 

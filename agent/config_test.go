@@ -110,6 +110,10 @@ func TestValidateErrors(t *testing.T) {
 		{"metrics addr", func(c *Config) { c.Observe.MetricsAddr = "9477" }, "metrics_addr"},
 		{"log format", func(c *Config) { c.Log.Format = "xml" }, "log.format"},
 		{"policy", func(c *Config) { c.Policy.Name = "" }, "policy.name"},
+		{"policy value", func(c *Config) {
+			c.Policy.Params = map[string]any{"coop": map[string]any{"weight_by_access": true, "weight_by_link_rate": true}}
+		}, "policy.params: coop weight_by_access and weight_by_link_rate: choose one"},
+		{"policy range", func(c *Config) { c.Policy.Params = map[string]any{"coop": map[string]any{"target_ratio": 0.5}} }, "policy.params: coop target ratio 0.5"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
