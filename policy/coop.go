@@ -85,7 +85,9 @@ type CoopParams struct {
 	// with WeightByLinkRate.
 	WeightByAccess bool `toml:"weight_by_access" json:"weight_by_access,omitempty"`
 	// AccessFrames is the most frames one access carries, the BlockAck
-	// window: 64 for 802.11n/ac (the default), 256 for 802.11ax.
+	// window: 64 for 802.11n/ac (the default), 256 for 802.11ax; 1 for a
+	// WLAN without aggregation (802.11a/b/g), where every terminal then
+	// weighs the same, as DCF's one frame per access gives them.
 	AccessFrames uint32 `toml:"access_frames" json:"access_frames,omitempty"`
 	// DisableSoloFloor turns off the lower bound set when no peer is heard.
 	DisableSoloFloor bool `toml:"disable_solo_floor" json:"disable_solo_floor,omitempty"`

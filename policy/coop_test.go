@@ -388,6 +388,7 @@ func TestCoopWeightByAccess(t *testing.T) {
 		{"433 beside 150: both send 64 frames", on, 433, 150, 2e6},
 		{"802.11ax window, 433 beside 150", CoopParams{WeightByAccess: true, AccessFrames: 256}, 433, 150, 4e6 * 197.9 / (197.9 + 68.55)},
 		{"peer's rate unknown", on, 433, 0, 2e6},
+		{"no aggregation (802.11g): one frame per access", CoopParams{WeightByAccess: true, AccessFrames: 1}, 54, 11, 2e6},
 		{"capabilities take precedence", CoopParams{WeightByAccess: true, WeightByCapability: true}, 433, 65, 2e6},
 	} {
 		if got := share(tc.cp, tc.self, tc.peer); math.Abs(got-tc.want) > 0.001*tc.want {
