@@ -130,7 +130,8 @@ func (rep *Report) writeFigures(runs []analysis.Run, formats []string) error {
 }
 
 // writeSummaries writes the calibration's files (runs of
-// sweep.bound_multiplier), summary.txt, summary.csv and runs.csv, adds
+// sweep.bound_multiplier), summary.txt, summary.csv, runs.csv and, where a
+// group has a reference without coopcc, kinds.csv; adds
 // them to rep, sets rep.Knees, and returns the text of summary.txt.
 func (rep *Report) writeSummaries() (string, error) {
 	txt, points, err := rep.summaryText()
@@ -152,6 +153,12 @@ func (rep *Report) writeSummaries() (string, error) {
 		return "", err
 	}
 	rep.Files = append(rep.Files, "summary.txt", "summary.csv", "runs.csv")
+	if kinds := analysis.KindRatios(rep.Groups); len(kinds) > 0 {
+		if err := writeCSV(filepath.Join(rep.OutDir, "kinds.csv"), kindHeader, kindRows(kinds)); err != nil {
+			return "", err
+		}
+		rep.Files = append(rep.Files, "kinds.csv")
+	}
 	return txt, nil
 }
 
@@ -164,6 +171,9 @@ func (rep *Report) summaryText() (string, []analysis.CalibrationPoint, error) {
 		txt.WriteString(note + "\n")
 	}
 	if err := WriteSummaryTable(&txt, rep.Groups); err != nil {
+		return "", nil, err
+	}
+	if err := WriteKindTable(&txt, analysis.KindRatios(rep.Groups)); err != nil {
 		return "", nil, err
 	}
 	points, knees := analysis.Calibration(rep.Runs)

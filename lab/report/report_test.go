@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coopcc/coopcc/lab/analysis"
 	"github.com/coopcc/coopcc/lab/results"
 )
 
@@ -320,5 +321,30 @@ func TestRunsCSVMediumColumns(t *testing.T) {
 	}
 	if !found {
 		t.Error("no run row for mode=coop,n=1,delay=4ms,rep=1")
+	}
+}
+
+// The table of kinds against doing nothing: a heading, one row per kind
+// with both means and the ratio, the point's parameters; nothing at all
+// without a ratio. kinds.csv's rows carry the same numbers.
+func TestWriteKindTable(t *testing.T) {
+	var empty strings.Builder
+	if err := WriteKindTable(&empty, nil); err != nil || empty.Len() != 0 {
+		t.Fatalf("no ratios: %q, %v; want nothing", empty.String(), err)
+	}
+	ratios := []analysis.KindRatio{{Key: "mode=coop,n=4,delay=4ms,wired_rate=1Gbps", Mode: "coop", Kind: "phone-ac",
+		Mbps: analysis.StatOf([]float64{22, 23}), Nothing: analysis.StatOf([]float64{30, 36}), Ratio: 22.5 / 33}}
+	var b strings.Builder
+	if err := WriteKindTable(&b, ratios); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"against doing nothing", "KIND", "phone-ac", "22.50 ±", "33.00 ±", "0.68", "wired_rate=1Gbps"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("kind table lacks %q:\n%s", want, b.String())
+		}
+	}
+	rows := kindRows(ratios)
+	if len(rows) != 1 || len(rows[0]) != len(kindHeader) || rows[0][2] != "phone-ac" || !strings.HasPrefix(rows[0][7], "0.68") {
+		t.Errorf("kinds.csv rows %v (header %v)", rows, kindHeader)
 	}
 }

@@ -93,6 +93,35 @@ func WriteSummaryTable(w io.Writer, groups []analysis.GroupSummary) error {
 	return tw.Flush()
 }
 
+// kindHeader is the header of kinds.csv, one row per KindRatio.
+var kindHeader = []string{"group", "mode", "kind", "mbps_mean", "mbps_n", "cubic_mbps_mean", "cubic_mbps_n", "ratio"}
+
+// WriteKindTable writes what each kind of terminal got against the same
+// kind at the same point without coopcc (analysis.KindRatios) as an
+// aligned text table, under a heading; nothing when there are none.
+func WriteKindTable(w io.Writer, ratios []analysis.KindRatio) error {
+	if len(ratios) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nPer kind of terminal against doing nothing (mode cubic at the same point; mean goodput per terminal, Mbit/s):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "MODE\tKIND\tMBPS\tCUBIC_MBPS\tRATIO\tPARAMS")
+	for _, k := range ratios {
+		fmt.Fprintln(tw, strings.Join([]string{k.Mode, k.Kind, fmtStat(k.Mbps, 2, k.Mbps.N), fmtStat(k.Nothing, 2, k.Nothing.N),
+			fmtNum(k.Ratio, 2), orDash(variant(k.Key))}, "\t"))
+	}
+	return tw.Flush()
+}
+
+// kindRows are the rows of kinds.csv.
+func kindRows(ratios []analysis.KindRatio) [][]string {
+	rows := make([][]string, len(ratios))
+	for i, k := range ratios {
+		rows[i] = []string{k.Key, k.Mode, k.Kind, num(k.Mbps.Mean), strconv.Itoa(k.Mbps.N), num(k.Nothing.Mean), strconv.Itoa(k.Nothing.N), num(k.Ratio)}
+	}
+	return rows
+}
+
 // summaryMetrics are the group statistics of summary.csv, each written as
 // <name>_mean, _ci95, _min, _max and _n (repetitions with the metric).
 var summaryMetrics = []struct {
