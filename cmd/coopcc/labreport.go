@@ -90,6 +90,9 @@ over that part of the traffic schedule (seconds after traffic start), e.g.
 			if err := report.WriteSummaryTable(w, rep.Groups); err != nil {
 				return err
 			}
+			if err := report.WriteKindTable(w, analysis.KindRatios(rep.Groups)); err != nil {
+				return err
+			}
 			if len(rep.Knees) > 0 {
 				fmt.Fprintln(w)
 				if err := report.WriteKneeTable(w, rep.Knees); err != nil {
