@@ -79,8 +79,8 @@ type CoopParams struct {
 	// fits into the longest PPDU (5.484 ms) where that is fewer — the split
 	// plain CUBIC gets where the air, not the wire, is the bottleneck
 	// (accessWeight). For aggregating WLANs whose uplink is faster than the
-	// air: where the wire binds, CUBIC's split is even and this one leaves
-	// a slow terminal less (docs/policies.md step 5). Used only when every
+	// air: where the wire binds, plain CUBIC leaves a slow terminal far
+	// more than this split (docs/policies.md step 5). Used only when every
 	// terminal's rate is known; WeightByCapability takes precedence; not
 	// with WeightByLinkRate.
 	WeightByAccess bool `toml:"weight_by_access" json:"weight_by_access,omitempty"`
