@@ -75,8 +75,9 @@ type Node struct {
 	sent, sendErrs, encErrs, readErrs atomic.Uint64
 	started                           atomic.Bool
 	// listened is the node's clock (UnixNano) at its last expiry tick that
-	// found no status unread (expireTick); 0 = none yet. handling: the
-	// receive loop is handing datagrams to the table.
+	// found no status unread (expireTick), or at the start of Run; 0 = not
+	// running. handling: the receive loop is handing datagrams to the
+	// table.
 	listened atomic.Int64
 	handling atomic.Bool
 }
@@ -243,7 +244,8 @@ func (n *Node) Run(ctx context.Context) error {
 	expiry := time.NewTicker(n.expiryTick())
 	defer sendTimer.Stop()
 	defer expiry.Stop()
-	defer n.listened.Store(0) // stopped: liveness on the host's clock again (at)
+	n.listened.Store(n.now().UnixNano()) // listening from now on (at)
+	defer n.listened.Store(0)            // stopped: liveness on the host's clock again
 	var err error
 	deferred := 0
 loop:
