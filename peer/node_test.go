@@ -239,7 +239,7 @@ func TestNodeJudgesPeersAfterReadingWhatWaited(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	expiry := n.Table().Config().Expiry // 6 × 300 ms + 100 ms
+	expiry := n.Table().Config().Expiry // 3 missed × 300 ms + 100 ms = 1 s
 	t0 := time.Now()
 	seq := uint64(0)
 	status := func(sent time.Time) Status {

@@ -90,7 +90,7 @@ over that part of the traffic schedule (seconds after traffic start), e.g.
 			if err := report.WriteSummaryTable(w, rep.Groups); err != nil {
 				return err
 			}
-			if err := report.WriteKindTable(w, analysis.KindRatios(rep.Groups)); err != nil {
+			if err := report.WriteKindTable(w, rep.Kinds); err != nil {
 				return err
 			}
 			if len(rep.Knees) > 0 {

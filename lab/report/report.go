@@ -43,6 +43,9 @@ type Report struct {
 	// Knees are the calibration sweep's knees (analysis.Calibration; nil
 	// without runs of sweep.bound_multiplier).
 	Knees []analysis.CalibrationKnee
+	// Kinds are the groups' kinds of terminal against doing nothing
+	// (analysis.KindRatios; nil without a cubic reference).
+	Kinds []analysis.KindRatio
 }
 
 // WindowNote is the line that says over which window goodput was measured,
@@ -153,8 +156,8 @@ func (rep *Report) writeSummaries() (string, error) {
 		return "", err
 	}
 	rep.Files = append(rep.Files, "summary.txt", "summary.csv", "runs.csv")
-	if kinds := analysis.KindRatios(rep.Groups); len(kinds) > 0 {
-		if err := writeCSV(filepath.Join(rep.OutDir, "kinds.csv"), kindHeader, kindRows(kinds)); err != nil {
+	if len(rep.Kinds) > 0 {
+		if err := writeCSV(filepath.Join(rep.OutDir, "kinds.csv"), kindHeader, kindRows(rep.Kinds)); err != nil {
 			return "", err
 		}
 		rep.Files = append(rep.Files, "kinds.csv")
@@ -163,8 +166,9 @@ func (rep *Report) writeSummaries() (string, error) {
 }
 
 // summaryText is the text of summary.txt: the window note, the summary
-// table and the calibration's knees when there are any. It sets rep.Knees
-// and returns the calibration's points beside the text.
+// table, the kinds against doing nothing and the calibration's knees when
+// there are any. It sets rep.Kinds and rep.Knees and returns the
+// calibration's points beside the text.
 func (rep *Report) summaryText() (string, []analysis.CalibrationPoint, error) {
 	var txt strings.Builder
 	if note := rep.WindowNote(); note != "" {
@@ -173,7 +177,8 @@ func (rep *Report) summaryText() (string, []analysis.CalibrationPoint, error) {
 	if err := WriteSummaryTable(&txt, rep.Groups); err != nil {
 		return "", nil, err
 	}
-	if err := WriteKindTable(&txt, analysis.KindRatios(rep.Groups)); err != nil {
+	rep.Kinds = analysis.KindRatios(rep.Groups)
+	if err := WriteKindTable(&txt, rep.Kinds); err != nil {
 		return "", nil, err
 	}
 	points, knees := analysis.Calibration(rep.Runs)
