@@ -124,20 +124,20 @@ func TestUploadRateIsGoodputBetweenTicks(t *testing.T) {
 }
 
 // The queue per contender a policy advertises goes into the own status (TLV
-// 15), so does the probe it announces (TLV 18), and the peers' reach the
-// policy with their sender ids, as does this terminal's own id.
+// 15), so does the probe it announces (TLVs 18 and 19), and the peers'
+// reach the policy with their sender ids, as does this terminal's own id.
 func TestQueueSegmentsAdvertisedAndHeard(t *testing.T) {
 	h := newHarness(t, nil)
-	h.pol.queue, h.pol.plan = 32, policy.ProbePlan{Epoch: 7, Segments: 128}
+	h.pol.queue, h.pol.plan = 32, policy.ProbePlan{Epoch: 7, Segments: 128, From: 5}
 	h.flows.flows = []Flow{flow("10.77.9.1:40000", "10.77.9.254:5201", 40)}
-	h.peers.live = []PeerStatus{{Sender: 0xbeef, ActiveFlows: 1, QueueSegments: 8, PlanEpoch: 6, PlanSegments: 2}}
+	h.peers.live = []PeerStatus{{Sender: 0xbeef, ActiveFlows: 1, QueueSegments: 8, PlanEpoch: 6, PlanSegments: 2, PlanFrom: 5}}
 	h.a.Tick(time.Unix(1_700_000_000, 0))
-	if own := h.a.OwnStatus(); own.QueueSegments != 32 || own.PlanEpoch != 7 || own.PlanSegments != 128 {
-		t.Fatalf("own status queue segments %d, plan %d in epoch %d, want the policy's 32, 128 in 7", own.QueueSegments, own.PlanSegments, own.PlanEpoch)
+	if own := h.a.OwnStatus(); own.QueueSegments != 32 || own.PlanEpoch != 7 || own.PlanSegments != 128 || own.PlanFrom != 5 {
+		t.Fatalf("own status queue segments %d, plan %d in epoch %d from %d, want the policy's 32, 128 in 7 from 5", own.QueueSegments, own.PlanSegments, own.PlanEpoch, own.PlanFrom)
 	}
 	ps := h.pol.last.Peers
-	if len(ps) != 1 || ps[0].QueueSegments != 8 || ps[0].ID != 0xbeef || ps[0].Plan != (policy.ProbePlan{Epoch: 6, Segments: 2}) {
-		t.Fatalf("peers as the policy saw them: %+v, want queue segments 8, id 0xbeef, plan 2 in epoch 6", ps)
+	if len(ps) != 1 || ps[0].QueueSegments != 8 || ps[0].ID != 0xbeef || ps[0].Plan != (policy.ProbePlan{Epoch: 6, Segments: 2, From: 5}) {
+		t.Fatalf("peers as the policy saw them: %+v, want queue segments 8, id 0xbeef, plan 2 in epoch 6 from 5", ps)
 	}
 	if h.pol.last.ID != h.peers.ID() {
 		t.Fatalf("own id in the view %#x, want the node's %#x", h.pol.last.ID, h.peers.ID())

@@ -35,9 +35,11 @@ type PeerReport struct {
 	QueueSegments uint32 `json:"queue_segments,omitempty"`
 	// The probe the terminal announces as its group's probe leader: its
 	// windows use plan_segments per contender in probe epoch plan_epoch
-	// (absent when none; peer TLV 18).
+	// (absent when none; peer TLV 18), from plan_from evaluations into it
+	// on (absent when 0, the epoch's start; peer TLV 19).
 	PlanEpoch    uint32 `json:"plan_epoch,omitempty"`
 	PlanSegments uint32 `json:"plan_segments,omitempty"`
+	PlanFrom     uint32 `json:"plan_from,omitempty"`
 	// The WLAN interface's PHY rate, kbit/s (absent when unknown).
 	LinkRateKbps uint32 `json:"link_rate_kbps,omitempty"`
 	// The WLAN interface's airtime over the sender's last interval, µs:
@@ -53,7 +55,7 @@ func peerReport(s PeerStatus, self bool) PeerReport {
 		MinRTTUs: usOrNil(s.MinRTT), DeliveryRate: s.DeliveryRate, DemandBytes: s.Demand, AppLimited: s.AppLimited,
 		Capability: s.Capability, Lo: s.Lo, Hi: s.Hi, Policy: s.Policy,
 		DownFlows: s.DownFlows, DownRate: s.DownRate, DownSRTTUs: usOrNil(s.DownSRTT), RcvHi: s.RcvHi,
-		QueueSegments: s.QueueSegments, PlanEpoch: s.PlanEpoch, PlanSegments: s.PlanSegments, LinkRateKbps: s.LinkRate,
+		QueueSegments: s.QueueSegments, PlanEpoch: s.PlanEpoch, PlanSegments: s.PlanSegments, PlanFrom: s.PlanFrom, LinkRateKbps: s.LinkRate,
 		AirChannelUs: s.AirChannel, AirBusyUs: s.AirBusy, AirOwnUs: s.AirOwn}
 	if !self {
 		r.Sender = SenderID(s.Sender)

@@ -38,6 +38,9 @@ type Fields struct {
 	// a wall-clock probe epoch; omitted when none.
 	PlanEpoch    uint32 `json:"plan_epoch,omitempty"`
 	PlanSegments uint32 `json:"plan_segments,omitempty"`
+	// The evaluation into that epoch the plan takes force from (TLV 19);
+	// omitted when 0, the epoch's start.
+	PlanFrom uint32 `json:"plan_from,omitempty"`
 	// The WLAN interface's transmit rate (TLV 16), kbit/s; omitted when 0.
 	LinkRateKbps uint32 `json:"link_rate_kbps,omitempty"`
 	// The airtime counters of the sender's last interval (TLV 17), µs;
@@ -57,7 +60,7 @@ func FieldsOf(s Status) Fields {
 		SRTTus: uint32(s.SRTT / time.Microsecond), MinRTTus: uint32(s.MinRTT / time.Microsecond),
 		DeliveryRate: strconv.FormatUint(s.DeliveryRate, 10), Demand: strconv.FormatUint(s.Demand, 10),
 		AppLimited: s.AppLimited, Capability: strconv.FormatUint(s.Capability, 10),
-		Lo: s.Lo, Hi: s.Hi, Policy: s.Policy, QueueSegments: s.QueueSegments, PlanEpoch: s.PlanEpoch, PlanSegments: s.PlanSegments, LinkRateKbps: s.LinkRate,
+		Lo: s.Lo, Hi: s.Hi, Policy: s.Policy, QueueSegments: s.QueueSegments, PlanEpoch: s.PlanEpoch, PlanSegments: s.PlanSegments, PlanFrom: s.PlanFrom, LinkRateKbps: s.LinkRate,
 		AirChannelUs: s.AirChannel, AirBusyUs: s.AirBusy, AirOwnUs: s.AirOwn,
 	}
 	if s.hasDownloads() {
@@ -91,7 +94,7 @@ func (f Fields) Status() (Status, error) {
 		Lo: f.Lo, Hi: f.Hi, Policy: f.Policy,
 		DownFlows: f.DownFlows, DownRate: u("down_rate_Bps", f.DownRate, 10),
 		DownSRTT: time.Duration(f.DownSRTTus) * time.Microsecond, RcvHi: f.RcvHi,
-		QueueSegments: f.QueueSegments, PlanEpoch: f.PlanEpoch, PlanSegments: f.PlanSegments, LinkRate: f.LinkRateKbps,
+		QueueSegments: f.QueueSegments, PlanEpoch: f.PlanEpoch, PlanSegments: f.PlanSegments, PlanFrom: f.PlanFrom, LinkRate: f.LinkRateKbps,
 		AirChannel: f.AirChannelUs, AirBusy: f.AirBusyUs, AirOwn: f.AirOwnUs,
 	}
 	return s, err

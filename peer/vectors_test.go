@@ -117,6 +117,12 @@ func generateVectors(t *testing.T) vectorFile {
 	plan.Seq, plan.PlanEpoch, plan.PlanSegments = 7, 352_000_000, 128
 	planMax := plan
 	planMax.PlanSegments = MaxQueueSegments
+	// The same plan taking force 5 evaluations into its epoch (TLV 19): a
+	// chained probe, in the epoch's second half.
+	planFrom := plan
+	planFrom.Seq, planFrom.PlanFrom = 8, 5
+	planFromMax := planFrom
+	planFromMax.PlanFrom = MaxPlanFrom
 	// Busy below own is valid: some drivers count the frames sent to the
 	// station apart from the busy time. Without TLVs 15 and 16.
 	airOwn := full
@@ -176,6 +182,7 @@ func generateVectors(t *testing.T) vectorFile {
 			{Name: "airtime (TLV 17)", Note: "TLV 11 0c 000493e0 0003a980 00015f90 (channel 300 000 us, busy 240 000 us, own 90 000 us) after TLV 16", Encodes: true, MessageHex: hex.EncodeToString(enc(air)), Fields: toFields(air)},
 			{Name: "airtime with busy below own (TLV 17)", Note: "TLV 11 0c 000493e0 0000ea60 000124f8 (channel 300 000 us, busy 60 000 us, own 75 000 us) right after the policy, without TLVs 15 and 16: only busy <= channel and own <= channel are required", Encodes: true, MessageHex: hex.EncodeToString(enc(airOwn)), Fields: toFields(airOwn)},
 			{Name: "probe plan (TLV 18)", Note: "TLV 12 08 14fb1800 00000080 (epoch 352 000 000, 128 segments: an up-probe from the learned 32 of TLV 15) after TLV 17", Encodes: true, MessageHex: hex.EncodeToString(enc(plan)), Fields: toFields(plan)},
+			{Name: "probe plan from (TLV 19)", Note: "TLV 13 04 00000005 (the plan of TLV 18 takes force 5 evaluations into its epoch: a chained probe, in the epoch's second half) right after TLV 18", Encodes: true, MessageHex: hex.EncodeToString(enc(planFrom)), Fields: toFields(planFrom)},
 			{Name: "unknown TLV 200 skipped", Note: "TLV c8 03 78797a appended before the tag", MessageHex: hex.EncodeToString(unknown), Fields: toFields(full)},
 			{Name: "min RTT above srtt is clamped to srtt", Note: "min_rtt on the wire is 50000 us", MessageHex: hex.EncodeToString(clampMsg), Fields: toFields(clampOut)},
 		},
@@ -218,6 +225,18 @@ func generateVectors(t *testing.T) vectorFile {
 				binary.BigEndian.PutUint32(b[len(b)-4:], MaxQueueSegments+1) // TLV 18 is the last
 				return reseal(c, b)
 			}()), Reason: OutOfRange.String()},
+			{Name: "probe plan from evaluation 256", MessageHex: hex.EncodeToString(func() []byte {
+				b := body(enc(planFromMax))
+				binary.BigEndian.PutUint32(b[len(b)-4:], MaxPlanFrom+1) // TLV 19 is the last
+				return reseal(c, b)
+			}()), Reason: OutOfRange.String()},
+			{Name: "probe plan from without a probe plan", MessageHex: bad(func(b []byte) []byte {
+				return reseal(c, append(b, TLVProbePlanFrom, 4, 0, 0, 0, 5)) // TLV 19 without TLV 18
+			}), Reason: OutOfRange.String()},
+			{Name: "probe plan from TLV of 2 bytes", MessageHex: hex.EncodeToString(func() []byte {
+				b := body(enc(plan))
+				return reseal(c, append(b, TLVProbePlanFrom, 2, 0, 5))
+			}()), Reason: Malformed.String()},
 			{Name: "oversized (513 bytes)", MessageHex: hex.EncodeToString(bytes.Repeat([]byte{0}, MaxMessageSize+1)), Reason: Oversized.String()},
 		},
 	}

@@ -68,6 +68,14 @@ const (
 	// contender in the given wall-clock probe epoch (policy.ProbePlan) — so
 	// that the group's terminals make one probe at once (policy/coop_lead.go).
 	TLVProbePlan = 18 // u32 epoch (any), u32 segments 1..MaxQueueSegments
+	// TLVProbePlanFrom (a compatible extension of version 1; senders omit
+	// it when 0, and send it only with TLVProbePlan): the number of
+	// evaluations into the announced probe epoch from which the plan takes
+	// force (policy.ProbePlan.From; 0 = the epoch's start) — so that a
+	// leader can announce a probe in its epoch's second half (a chained
+	// probe). Receivers that predate it skip it and take the plan to begin
+	// at its epoch's start: they ignore a plan that begins later in it.
+	TLVProbePlanFrom = 19 // u32 evaluations into the plan's epoch, 1..MaxPlanFrom
 )
 
 // Valid ranges (inclusive). A message with any field outside them is
@@ -82,6 +90,7 @@ const (
 	MaxQueueSegments = 65535
 	MaxLinkRate      = 100_000_000 // kbit/s = 100 Gbit/s
 	MaxAirChannel    = 60_000_000  // µs = 60 s of channel time per interval
+	MaxPlanFrom      = 255         // evaluations into a probe plan's epoch
 )
 
 // Status is what a terminal tells its peers about itself.
@@ -111,7 +120,10 @@ type Status struct {
 	// PlanSegments segments per contender in probe epoch PlanEpoch: the
 	// probe the sender announces (0 segments = none: the TLV is omitted).
 	PlanEpoch, PlanSegments uint32
-	LinkRate                uint32 // the WLAN interface's transmit rate, kbit/s (0 = unknown)
+	// PlanFrom evaluations into epoch PlanEpoch the plan takes force (0 =
+	// the epoch's start: TLV 19 is omitted; only with PlanSegments).
+	PlanFrom uint32
+	LinkRate uint32 // the WLAN interface's transmit rate, kbit/s (0 = unknown)
 
 	AirChannel uint32 // µs on the channel over the sender's last interval (0 = unknown: the TLV is omitted)
 	AirBusy    uint32 // µs of it the channel was busy
@@ -164,6 +176,10 @@ func (s Status) Validate() error {
 		return fmt.Errorf("probe plan of %d > %d segments", s.PlanSegments, MaxQueueSegments)
 	case s.PlanSegments == 0 && s.PlanEpoch != 0:
 		return fmt.Errorf("probe plan for epoch %d of 0 segments", s.PlanEpoch)
+	case s.PlanFrom > MaxPlanFrom:
+		return fmt.Errorf("probe plan from evaluation %d > %d", s.PlanFrom, MaxPlanFrom)
+	case s.PlanSegments == 0 && s.PlanFrom != 0:
+		return fmt.Errorf("probe plan from evaluation %d of 0 segments", s.PlanFrom)
 	case s.LinkRate > MaxLinkRate:
 		return fmt.Errorf("link rate %d > %d kbit/s", s.LinkRate, MaxLinkRate)
 	case s.AirChannel > MaxAirChannel:
@@ -212,8 +228,9 @@ func (s Status) Clamp() Status {
 	s.RcvHi = min(s.RcvHi, MaxCwnd)
 	s.QueueSegments = min(s.QueueSegments, MaxQueueSegments)
 	s.PlanSegments = min(s.PlanSegments, MaxQueueSegments)
+	s.PlanFrom = min(s.PlanFrom, MaxPlanFrom)
 	if s.PlanSegments == 0 {
-		s.PlanEpoch = 0
+		s.PlanEpoch, s.PlanFrom = 0, 0
 	}
 	s.LinkRate = min(s.LinkRate, MaxLinkRate)
 	s.AirChannel = min(s.AirChannel, MaxAirChannel)
@@ -334,6 +351,9 @@ func (c *Codec) AppendEncode(dst []byte, s Status) ([]byte, error) {
 		dst = append(dst, TLVProbePlan, 8)
 		dst = binary.BigEndian.AppendUint32(dst, s.PlanEpoch)
 		dst = binary.BigEndian.AppendUint32(dst, s.PlanSegments)
+	}
+	if s.PlanSegments != 0 && s.PlanFrom != 0 {
+		dst = appendU32(dst, TLVProbePlanFrom, s.PlanFrom)
 	}
 	total := len(dst) - start + TagSize
 	binary.BigEndian.PutUint16(dst[start+6:], uint16(total))
@@ -472,6 +492,8 @@ func parseTLVs(s *Status, b []byte) error {
 		case TLVProbePlan:
 			s.PlanEpoch = binary.BigEndian.Uint32(v)
 			s.PlanSegments = binary.BigEndian.Uint32(v[4:])
+		case TLVProbePlanFrom:
+			s.PlanFrom = binary.BigEndian.Uint32(v)
 		}
 	}
 	return nil
@@ -481,7 +503,7 @@ func parseTLVs(s *Status, b []byte) error {
 // variable-length type and -1 for an unknown type.
 func knownLen(typ byte) int {
 	switch typ {
-	case TLVActiveFlows, TLVCwnd, TLVSRTT, TLVMinRTT, TLVDownFlows, TLVDownSRTT, TLVRcvHi, TLVQueueSegments, TLVLinkRate:
+	case TLVActiveFlows, TLVCwnd, TLVSRTT, TLVMinRTT, TLVDownFlows, TLVDownSRTT, TLVRcvHi, TLVQueueSegments, TLVLinkRate, TLVProbePlanFrom:
 		return 4
 	case TLVDeliveryRate, TLVDemand, TLVCapability, TLVBounds, TLVDownRate, TLVProbePlan:
 		return 8

@@ -25,7 +25,7 @@ func equalStatus(a, b Status) bool {
 		a.DeliveryRate == b.DeliveryRate && a.Demand == b.Demand && a.AppLimited == b.AppLimited &&
 		a.Capability == b.Capability && a.Lo == b.Lo && a.Hi == b.Hi && a.Policy == b.Policy &&
 		a.DownFlows == b.DownFlows && a.DownRate == b.DownRate && a.DownSRTT == b.DownSRTT && a.RcvHi == b.RcvHi &&
-		a.QueueSegments == b.QueueSegments && a.PlanEpoch == b.PlanEpoch && a.PlanSegments == b.PlanSegments && a.LinkRate == b.LinkRate &&
+		a.QueueSegments == b.QueueSegments && a.PlanEpoch == b.PlanEpoch && a.PlanSegments == b.PlanSegments && a.PlanFrom == b.PlanFrom && a.LinkRate == b.LinkRate &&
 		a.AirChannel == b.AirChannel && a.AirBusy == b.AirBusy && a.AirOwn == b.AirOwn
 }
 
@@ -336,6 +336,81 @@ func TestProbePlanTLV(t *testing.T) {
 	}
 	// Framing: another length than 8, or twice, is malformed.
 	checkFraming(t, c, plain, msg, TLVProbePlan, 8, []int{0, 4, 7, 9, 12})
+}
+
+func TestProbePlanFromTLV(t *testing.T) {
+	c := NewCodec(testKey, GroupID("lab"))
+	s := sampleStatus()
+	s.QueueSegments, s.PlanEpoch, s.PlanSegments, s.PlanFrom = 32, 352_000_000, 128, 5 // a chained probe, from the epoch's second half
+	s.AirChannel, s.AirBusy, s.AirOwn = 300_000, 240_000, 90_000
+	msg := must(t, c, s)
+	got, err := c.Decode(msg)
+	if err != nil || !equalStatus(got, s) {
+		t.Fatalf("round trip: %+v (%v), want %+v", got, err, s)
+	}
+	// Ascending type order: TLV 19 comes last, right after TLV 18.
+	body := msg[:len(msg)-TagSize]
+	if tlv := body[len(body)-16:]; tlv[0] != TLVProbePlan || tlv[10] != TLVProbePlanFrom || tlv[11] != 4 ||
+		binary.BigEndian.Uint32(tlv[12:]) != 5 {
+		t.Fatalf("last TLVs % x, want 12 08 14fb1800 00000080 13 04 00000005", tlv)
+	}
+	// Omitted when 0 (the epoch's start): the message is the plan's
+	// without it, 6 bytes shorter.
+	s0 := s
+	s0.PlanFrom = 0
+	msg0 := must(t, c, s0)
+	if len(msg0) != len(msg)-6 {
+		t.Fatalf("message without TLV 19 is %d bytes, want %d - 6", len(msg0), len(msg))
+	}
+	if got, err := c.Decode(msg0); err != nil || got.PlanFrom != 0 || got.PlanSegments != 128 {
+		t.Fatalf("without TLV 19: %+v (%v)", got, err)
+	}
+	// Omitted, with TLV 18, when no probe is announced; a PlanFrom without
+	// a plan does not validate, and Clamp drops it.
+	none := s
+	none.PlanEpoch, none.PlanSegments = 0, 0
+	if _, err := c.Encode(none); err == nil || !strings.Contains(err.Error(), "probe plan from") {
+		t.Errorf("encode of a plan from evaluation 5 without segments: %v", err)
+	}
+	none = none.Clamp()
+	if none.PlanFrom != 0 {
+		t.Errorf("clamp of a plan from evaluation 5 without segments: from %d", none.PlanFrom)
+	}
+	msgNone := must(t, c, none)
+	if len(msgNone) != len(msg)-16 {
+		t.Fatalf("message without TLVs 18 and 19 is %d bytes, want %d - 16", len(msgNone), len(msg))
+	}
+	// The limit itself is valid; one above it is not, and Clamp fixes it.
+	s.PlanFrom = MaxPlanFrom
+	if got, err := c.Decode(must(t, c, s)); err != nil || got.PlanFrom != MaxPlanFrom {
+		t.Fatalf("from %d: %+v (%v)", MaxPlanFrom, got, err)
+	}
+	s.PlanFrom = MaxPlanFrom + 1
+	if _, err := c.Encode(s); err == nil || !strings.Contains(err.Error(), "probe plan from") {
+		t.Errorf("encode of a plan from evaluation %d: %v", s.PlanFrom, err)
+	}
+	if cl := s.Clamp(); cl.Validate() != nil || cl.PlanFrom != MaxPlanFrom {
+		t.Errorf("clamp of a plan from evaluation %d: %d", s.PlanFrom, cl.PlanFrom)
+	}
+	// On the wire (a sender that does not validate): above the limit, or
+	// without TLV 18, out of range.
+	plain := msg0[:len(msg0)-TagSize]
+	for _, tc := range []struct {
+		name string
+		body []byte
+		from uint32
+	}{
+		{"above the limit", plain, MaxPlanFrom + 1},
+		{"far above the limit", plain, 1 << 31},
+		{"without a plan", msgNone[:len(msgNone)-TagSize], 5},
+	} {
+		b := binary.BigEndian.AppendUint32(append(append([]byte(nil), tc.body...), TLVProbePlanFrom, 4), tc.from)
+		if _, err := c.Decode(reseal(c, b)); ReasonOf(err) != OutOfRange {
+			t.Errorf("%s (%d): reason %v (%v), want out of range", tc.name, tc.from, ReasonOf(err), err)
+		}
+	}
+	// Framing: another length than 4, or twice, is malformed.
+	checkFraming(t, c, plain, msg, TLVProbePlanFrom, 4, []int{0, 1, 3, 5, 8})
 }
 
 // must encodes s, failing the test on an error.

@@ -441,7 +441,7 @@ func (c *coop) stepProbe(v View, g group, mss, dStar float64, update bool) strin
 		c.probe.agree(cp, v.Now, c.p.EvalInterval, v.Peers)
 	}
 	if !c.probe.following {
-		note = c.observeProbe(v.Now, g, mss, dStar, update)
+		note = c.observeProbe(v.Now, g, mss, dStar, update, ids || len(v.Peers) == 0)
 	}
 	if c.probe.current(cp) != segsBefore || c.probe.probing(cp) {
 		c.comp.restartEpisode()
@@ -493,7 +493,7 @@ func (c *coop) reason(g group, gain, targetRatio, dStar, share float64, inflated
 // since the capacity was last measured (compete.provedOurs; unless the
 // elasticity test is disabled): a queue the elasticity test is judging may
 // be someone else's, and beside hosts without coopcc more queue pays.
-func (c *coop) observeProbe(now time.Time, g group, mss, sized float64, update bool) string {
+func (c *coop) observeProbe(now time.Time, g group, mss, sized float64, update, halves bool) string {
 	cp := c.p.Coop
 	if !update || cp.DisableQueueProbe {
 		return ""
@@ -511,7 +511,7 @@ func (c *coop) observeProbe(now time.Time, g group, mss, sized float64, update b
 	eligible := c.capacity > 0 && !ramping && c.queueLetsProbe(g.d, span)
 	bites := func(s float64) bool { return c.probeMoves(g, mss, s) }
 	deep := g.d >= c.targetQueue(g, mss, c.capacity, c.probe.probeValue(cp, 1))
-	t := probeTick{n: len(g.terms), delivery: g.measured, sampled: g.terms[0].rateSampled, eligible: eligible, deep: deep}
+	t := probeTick{n: len(g.terms), delivery: g.measured, sampled: g.terms[0].rateSampled, eligible: eligible, deep: deep, halves: halves}
 	return c.probe.observe(cp, now, c.p.EvalInterval, t, bites)
 }
 
@@ -658,8 +658,9 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 // groupProbing reports whether a queue probe of the group may be running at
 // now (probing: an epoch's first probeAgree evaluations — its probe and the
 // evaluations until every terminal has taken the majority's verdict,
-// coop_probe.go — on a path where an up-probe moves the target, in an epoch
-// that began at this terminal's working point) and whether the windows of
+// coop_probe.go — or the whole epoch where a chained step runs in its
+// second half (queueProbe.chain), on a path where an up-probe moves the
+// target, in an epoch that began at this terminal's working point) and whether the windows of
 // the terminals under bounds (Σ cwnd, own and reported) have risen by more
 // than a quarter since the epoch's first evaluation (rose). Then the queue
 // moves on purpose: a peer that probes when this terminal does not (their
@@ -694,7 +695,7 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 func (c *coop) groupProbing(now time.Time, g group, mss, dStar float64) (probing, rose bool) {
 	cp := c.p.Coop
 	e, phase, ok := epochAt(now, c.p.EvalInterval)
-	if !ok || cp.DisableQueueProbe || c.capacity <= 0 || phase >= probeAgree*int64(c.p.EvalInterval) {
+	if !ok || cp.DisableQueueProbe || c.capacity <= 0 || phase >= probeAgree*int64(c.p.EvalInterval) && !c.probe.secondHalf(e) {
 		return false, false
 	}
 	if !c.probeMoves(g, mss, c.probe.probeValue(cp, 1)) {

@@ -30,13 +30,17 @@ import (
 // without the peers' protocol) keeps the majority rule (agree).
 
 // ProbePlan is the queue probe the group's leader announces
-// (Decision.Plan, PeerView.Plan; the peers' protocol's TLV 18): its windows
-// use Segments per contender in the wall-clock probe epoch Epoch — the
-// index of the epochs of ProbeEpochTicks evaluations since 1970 (epochAt),
-// modulo 2^32. The zero value announces none.
+// (Decision.Plan, PeerView.Plan; the peers' protocol's TLVs 18 and 19): its
+// windows use Segments per contender in the wall-clock probe epoch Epoch —
+// the index of the epochs of ProbeEpochTicks evaluations since 1970
+// (epochAt), modulo 2^32 — from From evaluations into it on (0: its start;
+// probeEnd: a chained probe, in the epoch's second half), for the probe's
+// phase (probeEnd evaluations), or to the epoch's end for a held probe. The
+// zero value announces none.
 type ProbePlan struct {
 	Epoch    uint32
 	Segments uint32
+	From     uint32
 }
 
 // probeLeader returns the peer whose probe this terminal (id self; 0 =
@@ -74,7 +78,9 @@ func (q *queueProbe) follow(cp CoopParams, now time.Time, period time.Duration, 
 		if s < q.segs {
 			dir = -1
 		}
-		if phase < probeEnd*int64(period) || heldProbe(cp, dir, s) {
+		from := int64(min(l.Plan.From, ProbeEpochTicks)) * int64(period)
+		q.epoch, q.second = e, from > 0 // a chained probe's phase runs to the epoch's end (coop.groupProbing)
+		if phase >= from && (phase < from+probeEnd*int64(period) || heldProbe(cp, dir, s)) {
 			q.lead = s
 		}
 	}
@@ -92,9 +98,17 @@ func (q *queueProbe) announced(cp CoopParams) ProbePlan {
 	case q.following:
 		return ProbePlan{}
 	case q.plan.dir != 0:
-		return ProbePlan{Epoch: uint32(q.plan.epoch), Segments: uint32(q.probeValue(cp, q.plan.dir))}
+		return ProbePlan{Epoch: uint32(q.plan.epoch), Segments: uint32(q.probeValue(cp, q.plan.dir)), From: uint32(q.plan.from)}
 	case q.open():
-		return ProbePlan{Epoch: uint32(q.epoch), Segments: uint32(q.probeValue(cp, q.dir))}
+		p := ProbePlan{Epoch: uint32(q.epoch), Segments: uint32(q.probeValue(cp, q.dir))}
+		if q.second {
+			p.From = probeEnd
+		}
+		return p
 	}
 	return ProbePlan{}
 }
+
+// secondHalf reports whether a chained probe (chain; a leader's, for a
+// follower) runs in epoch e: its phase lasts to the epoch's end.
+func (q *queueProbe) secondHalf(e int64) bool { return q.second && q.epoch == e }

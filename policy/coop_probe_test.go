@@ -496,7 +496,10 @@ type groupOpts struct {
 
 type groupRun struct {
 	sum, d, jain float64
-	competing    int
+	// late is the group's mean delivery over the run's second half (B/s):
+	// where a probe's walk left it, as a user sees it, not one step's.
+	late      float64
+	competing int
 	// splits counts the steps at which the terminals' windows used
 	// different queues per contender.
 	splits int
@@ -514,8 +517,14 @@ func runAggregatingGroup(t *testing.T, p Params, medium func(float64) float64, o
 	rng := rand.New(rand.NewSource(o.seed))
 	var r groupRun
 	var x []float64
-	for step := 0; step < 120; step++ {
+	const steps = 120
+	for step := 0; step < steps; step++ {
 		x, r.d = fluidAggregating(w, bases, medium, mss)
+		if step >= steps/2 {
+			for _, v := range x {
+				r.late += v / (steps - steps/2)
+			}
+		}
 		now := t0.Add(time.Duration(step) * 500 * time.Millisecond)
 		for i := range pols {
 			var ps []PeerView
@@ -562,7 +571,10 @@ func runAggregatingGroup(t *testing.T, p Params, medium func(float64) float64, o
 // profile at 4 ms, six terminals: the same probe read × 0.39 on two and
 // × 1.31 on four, docs/results.md) split their queue per contender when
 // each judges the group's probe itself — and never when they follow the
-// one with the lowest id, which still climbs the aggregating medium's knee.
+// one with the lowest id, which still climbs the aggregating medium's knee
+// (over the minute's second half: under views this noisy a down-probe
+// from the knee is now and then adopted on a reading within the 2 % it
+// may lose, a step's walk that one step's sum would take for the group's).
 func TestCoopGroupFollowsOneProbe(t *testing.T) {
 	medium := aggregating(12e6, 8, 64)
 	p := Params{Coop: CoopParams{DisableSwitchOff: true}}
@@ -570,11 +582,11 @@ func TestCoopGroupFollowsOneProbe(t *testing.T) {
 	for seed := int64(1); seed <= 5; seed++ {
 		each := runAggregatingGroup(t, p, medium, groupOpts{noise: 0.3, seed: seed})
 		one := runAggregatingGroup(t, p, medium, groupOpts{ids: true, noise: 0.3, seed: seed})
-		t.Logf("seed %d: each its own verdict %d split steps, %.2f MB/s; led %d, %.2f MB/s (Jain %.4f) of %.2f", seed, each.splits, each.sum/1e6, one.splits, one.sum/1e6, one.jain, medium(64)/1e6)
+		t.Logf("seed %d: each its own verdict %d split steps, %.2f MB/s; led %d, %.2f MB/s (Jain %.4f) of %.2f", seed, each.splits, each.late/1e6, one.splits, one.late/1e6, one.jain, medium(64)/1e6)
 		alone += each.splits
 		led += one.splits
-		if one.sum < 0.8*medium(64) || one.jain < 0.98 {
-			t.Errorf("seed %d: led, %.2f MB/s (Jain %.4f), want >= 80 %% of %.2f and Jain >= 0.98", seed, one.sum/1e6, one.jain, medium(64)/1e6)
+		if one.late < 0.8*medium(64) || one.jain < 0.98 {
+			t.Errorf("seed %d: led, %.2f MB/s over the second half (Jain %.4f), want >= 80 %% of %.2f and Jain >= 0.98", seed, one.late/1e6, one.jain, medium(64)/1e6)
 		}
 	}
 	if led != 0 {
@@ -782,7 +794,7 @@ func TestCoopProbesAJudgedQueueOnlyOnceProvedOurs(t *testing.T) {
 		}
 		probed := false
 		for i := 0; i < 40; i++ {
-			c.observeProbe(t0.Add(time.Duration(i)*500*time.Millisecond), g, 1448, dStar, true)
+			c.observeProbe(t0.Add(time.Duration(i)*500*time.Millisecond), g, 1448, dStar, true, false)
 			probed = probed || c.probe.probing(cp)
 		}
 		if probed != proved {
@@ -1234,11 +1246,12 @@ func TestQueueProbeChecksAnUncertainGainAgainstTheTail(t *testing.T) {
 }
 
 // A gain that stands out by ProbeSureZ standard errors or more is adopted
-// at its first look, as before: the windows stay at the probe's value.
+// at its first look, as before (where the next step up is not worth a
+// probe: nothing is chained).
 func TestQueueProbeAdoptsASureGainAtOnce(t *testing.T) {
 	cp := CoopParams{}.Defaults()
 	const period, e = probePeriod, int64(1000)
-	bites := func(float64) bool { return true }
+	bites := func(s float64) bool { return s <= 8 }
 	q := steadyProbe(e)
 	for i := ProbeEpochTicks - probeMeasure; i < ProbeEpochTicks; i++ {
 		q.observe(cp, atEpoch(e-1, i), period, probeTick{n: 4, delivery: 3e6 + float64(i%2)*1e4, eligible: true}, bites)
@@ -1513,4 +1526,206 @@ func armDelivery(i int, probe, tail []float64) float64 {
 		return tail[i-(ProbeEpochTicks-len(tail))]
 	}
 	return 3e6
+}
+
+// An up-probe adopted at its first look (sure) chains the next step up into
+// the epoch's second half, announced for it (From probeEnd) and judged at
+// the epoch's last evaluation against the arm just adopted: a sure gain is
+// adopted and its arm is the next epoch's baseline; a gain with the size of
+// UpGain but not the standing is measured again later, counted as no
+// failure; no gain is rejected as any up-probe is.
+func TestQueueProbeChainsTheNextStepOnASureGain(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	const period, e = probePeriod, int64(1000)
+	bites := func(float64) bool { return true }
+	base := []float64{3.0e6, 3.01e6, 3.0e6}
+	first := []float64{3.6e6, 3.61e6, 3.6e6} // × 1.2, sure
+	for _, c := range []struct {
+		name    string
+		chained []float64
+		learned float64
+		tried   bool
+		next    int
+		plan    bool // the next epoch's probe planned (a baseline)
+	}{
+		{"a sure gain", []float64{4.3e6, 4.31e6, 4.3e6}, 32, false, 1, true},
+		{"a gain not yet sure", []float64{3.8e6, 4.0e6, 4.2e6}, 8, false, 1, false},
+		{"no gain", []float64{3.6e6, 3.59e6, 3.6e6}, 8, true, -1, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			q := steadyProbe(e)
+			observeBaseline(&q, cp, e, base)
+			var notes []string
+			for i := 0; i < ProbeEpochTicks; i++ {
+				d := 3e6
+				switch {
+				case i >= probeSettle && i < probeEnd:
+					d = first[i-probeSettle]
+				case i >= probeEnd && i < probeEnd+probeSettle:
+					d = 3.6e6
+				case i >= probeEnd+probeSettle:
+					d = c.chained[i-probeEnd-probeSettle]
+				}
+				if n := q.observe(cp, atEpoch(e, i), period, probeTick{n: 4, delivery: d, eligible: true, halves: true}, bites); n != "" {
+					notes = append(notes, n)
+				}
+				want, plan := 8.0, ProbePlan{Epoch: uint32(e), Segments: 8}
+				if i >= probeEnd {
+					want, plan = 32, ProbePlan{Epoch: uint32(e), Segments: 32, From: probeEnd}
+				}
+				if i < ProbeEpochTicks-1 && (q.current(cp) != want || q.announced(cp) != plan) {
+					t.Fatalf("tick %d: windows at %.0f, announced %+v; want %.0f, %+v", i, q.current(cp), q.announced(cp), want, plan)
+				}
+				if got := q.secondHalf(e); got != (i >= probeEnd) {
+					t.Fatalf("tick %d: secondHalf %v", i, got)
+				}
+			}
+			if len(notes) != 2 || !strings.Contains(notes[0], "adopted; queue probe 8 → 32 segments per contender chained") || !strings.Contains(notes[1], "(second half)") {
+				t.Fatalf("notes %q; want the first step adopted and chained, then the chained verdict", notes)
+			}
+			if q.learned(cp) != c.learned || q.triedUp != c.tried || q.next != c.next {
+				t.Errorf("learned %.0f, tried up %v, next %d; want %.0f, %v, %d (%s)", q.learned(cp), q.triedUp, q.next, c.learned, c.tried, c.next, notes[1])
+			}
+			if got := q.plan.epoch == e+1 && q.plan.dir > 0; got != c.plan {
+				t.Errorf("next epoch's plan %+v; want planned %v", q.plan, c.plan)
+			}
+			if c.plan && !slices.Equal(q.tail, c.chained) {
+				t.Errorf("the next baseline %v; want the chained arm %v", q.tail, c.chained)
+			}
+		})
+	}
+}
+
+// A follower takes a chained plan (From probeEnd) only in its epoch's
+// second half, and counts the whole epoch as one whose probe runs.
+func TestQueueProbeFollowsAChainedPlan(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	l := PeerView{QueueSegments: 8, Plan: ProbePlan{Epoch: 1000, Segments: 32, From: probeEnd}}
+	for _, c := range []struct {
+		tick int
+		want float64
+	}{{probeEnd - 1, 8}, {probeEnd, 32}, {ProbeEpochTicks - 1, 32}} {
+		var q queueProbe
+		q.follow(cp, atEpoch(1000, c.tick), probePeriod, l)
+		if got := q.current(cp); got != c.want || !q.secondHalf(1000) || q.secondHalf(1001) {
+			t.Errorf("tick %d: windows at %.0f, chain runs %v (next epoch %v); want %.0f, true (false)", c.tick, got, q.secondHalf(1000), q.secondHalf(1001), c.want)
+		}
+	}
+}
+
+// On an aggregating medium whose steps pay surely, a group that may probe
+// in an epoch's halves (its leader, or a terminal alone) begins its first
+// probe at the first half epoch after 2 s at its working point and chains
+// the next step on a sure verdict: from its first evaluation at an
+// epoch's start it learns 8 segments per contender 4.5 s later (the
+// first probe at the half, judged at the epoch's end) and 32 at 7.5 s
+// (the next epoch's first half), and 128 at 9.5 s (chained into that
+// epoch's second half). A group whose terminals judge for themselves keeps
+// whole epochs: 8 at 7.5 s, 32 at 12.5 s, 128 at 17.5 s.
+func TestQueueProbeClimbsByHalfEpochs(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	medium := aggregating(54e6, 8, 256) // 128 still pays: 2 → 8 → 32 → 128 all sure
+	climb := func(halves bool) (at8, at32, at128 time.Duration) {
+		q := queueProbe{}
+		bites := func(float64) bool { return true }
+		for now := t0; now.Before(t0.Add(30 * time.Second)); now = now.Add(probePeriod) {
+			q.observe(cp, now, probePeriod, probeTick{n: 4, delivery: medium(q.current(cp)), eligible: true, halves: halves}, bites)
+			l, since := q.learned(cp), now.Sub(t0)
+			if l >= 8 && at8 == 0 {
+				at8 = since
+			}
+			if l >= 32 && at32 == 0 {
+				at32 = since
+			}
+			if l >= 128 && at128 == 0 {
+				at128 = since
+			}
+		}
+		return at8, at32, at128
+	}
+	for _, c := range []struct {
+		halves           bool
+		at8, at32, at128 time.Duration
+	}{{true, 4500 * time.Millisecond, 7500 * time.Millisecond, 9500 * time.Millisecond}, {false, 7500 * time.Millisecond, 12500 * time.Millisecond, 17500 * time.Millisecond}} {
+		if at8, at32, at128 := climb(c.halves); at8 != c.at8 || at32 != c.at32 || at128 != c.at128 {
+			t.Errorf("halves %v: 8 segments learned at %v, 32 at %v, 128 at %v; want %v, %v, %v", c.halves, at8, at32, at128, c.at8, c.at32, c.at128)
+		}
+	}
+}
+
+// A chained probe's phase runs to its epoch's end, and the elasticity test
+// pauses for all of it: a follower whose leader announced the chained step
+// (From probeEnd) pauses the test in the epoch's last evaluations too, the
+// group's windows risen — and does not, after probeAgree, under a plan that
+// names no chain.
+func TestCoopPausesTheElasticityTestForAChainedProbe(t *testing.T) {
+	base := 4 * time.Millisecond
+	const e = 7 // the probe's epoch: t0 is an epoch boundary, epochs are 5 s
+	epoch := time.Duration(ProbeEpochTicks) * probePeriod
+	run := func(from uint32) (pausedLate int) {
+		c := newCoopT(t, Params{})
+		now := t0
+		step := func(q time.Duration, peerCwnd uint32, plan ProbePlan) string {
+			v := View{Now: now, ID: 2, Flows: []FlowView{{Dst: dstA, MSS: 1448, Cwnd: 30, SRTT: base + q, MinRTT: base, DeliveryRate: 0.75e6}}}
+			for id := uint64(1); id <= 4; id++ {
+				if id == 2 {
+					continue
+				}
+				p := PeerView{ID: id, QueueSegments: 8, ActiveFlows: 1, SRTT: base + q, MinRTT: base, DeliveryRate: 0.75e6, Cwnd: peerCwnd, Hi: peerCwnd}
+				if id == 1 {
+					p.Plan = plan
+				}
+				v.Peers = append(v.Peers, p)
+			}
+			now = now.Add(probePeriod)
+			return c.Decide(v).Reason
+		}
+		step(20*time.Millisecond, 30, ProbePlan{}) // the first estimate
+		for now.Before(t0.Add(e*epoch + probeEnd*probePeriod)) {
+			step(4*time.Millisecond, 30, ProbePlan{})
+		}
+		chained := ProbePlan{Epoch: e + uint32(t0.UnixNano()/int64(epoch)), Segments: 32, From: from}
+		for now.Before(t0.Add((e + 1) * epoch)) {
+			late := now.Sub(t0.Add(e*epoch)) >= probeAgree*probePeriod
+			if why := step(150*time.Millisecond, 90, chained); late && strings.Contains(why, "elasticity test paused: the windows under bounds rose") {
+				pausedLate++
+			}
+		}
+		return pausedLate
+	}
+	if n := run(probeEnd); n != ProbeEpochTicks-probeAgree {
+		t.Errorf("the chained probe's last %d evaluations: paused at %d", ProbeEpochTicks-probeAgree, n)
+	}
+	if n := run(0); n != 0 {
+		t.Errorf("no chain announced: paused at %d of the epoch's last evaluations, want 0 (the test shows nothing)", n)
+	}
+}
+
+// A group's first probe begun at the half is announced at the first half's
+// last evaluation, for the second half (From probeEnd), its windows in
+// force from then; a group whose uncontrolled start was credited as an
+// up-probe waits for the epoch's start, where the start is judged.
+func TestQueueProbeFirstProbeAtTheHalf(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	const e = int64(1000)
+	bites := func(float64) bool { return true }
+	for _, credited := range []bool{false, true} {
+		q := queueProbe{}
+		tick := probeTick{n: 4, delivery: 3e6, eligible: true, halves: true, deep: credited}
+		q.observe(cp, atEpoch(e, 0), probePeriod, tick, bites) // the group's first evaluation
+		tick.deep = false
+		for i := 1; i < ProbeEpochTicks; i++ {
+			q.observe(cp, atEpoch(e, i), probePeriod, tick, bites)
+			want, plan := 2.0, ProbePlan{}
+			if !credited && i >= probeEnd-1 {
+				plan = ProbePlan{Epoch: uint32(e), Segments: 8, From: probeEnd}
+			}
+			if !credited && i >= probeEnd {
+				want = 8
+			}
+			if i < ProbeEpochTicks-1 && (q.current(cp) != want || q.announced(cp) != plan) {
+				t.Fatalf("credited %v, tick %d: windows at %.0f, announced %+v; want %.0f, %+v", credited, i, q.current(cp), q.announced(cp), want, plan)
+			}
+		}
+	}
 }

@@ -65,6 +65,16 @@ for m in v["valid"]:
         epoch, segs = struct.unpack(">II", tlv[18])
         assert 1 <= segs <= 65535, (m["name"], "TLV 18 segments", segs)
         got.update(plan_epoch=epoch, plan_segments=segs)
+    # The evaluation into the plan's epoch from which it takes force (TLV
+    # 19): u32, 1..255, only together with TLV 18; left out of the JSON
+    # when 0 (the epoch's start: the TLV is omitted).
+    down["plan_from"] = 0
+    if 19 in tlv:
+        assert 18 in tlv, (m["name"], "TLV 19 without TLV 18")
+        assert len(tlv[19]) == 4, (m["name"], "TLV 19 length", len(tlv[19]))
+        frm = u32(19)
+        assert 1 <= frm <= 255, (m["name"], "TLV 19 from", frm)
+        got.update(plan_from=frm)
     for k, zero in down.items():
         assert f.get(k, zero) == got.get(k, zero), (m["name"], k)
         got.pop(k, None)
