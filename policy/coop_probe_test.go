@@ -1533,7 +1533,9 @@ func armDelivery(i int, probe, tail []float64) float64 {
 // the epoch's last evaluation against the arm just adopted: a sure gain is
 // adopted and its arm is the next epoch's baseline; a gain with the size of
 // UpGain but not the standing is measured again later, counted as no
-// failure; no gain is rejected as any up-probe is.
+// failure, and one that stands out by 2 standard errors but not by
+// ProbeSureZ is checked in the next epoch (TestQueueProbeChecksASecondHalfInTheNextEpoch);
+// no gain is rejected as any up-probe is.
 func TestQueueProbeChainsTheNextStepOnASureGain(t *testing.T) {
 	cp := CoopParams{}.Defaults()
 	const period, e = probePeriod, int64(1000)
@@ -1549,7 +1551,8 @@ func TestQueueProbeChainsTheNextStepOnASureGain(t *testing.T) {
 		plan    bool // the next epoch's probe planned (a baseline)
 	}{
 		{"a sure gain", []float64{4.3e6, 4.31e6, 4.3e6}, 32, false, 1, true},
-		{"a gain not yet sure", []float64{3.8e6, 4.0e6, 4.2e6}, 8, false, 1, false},
+		{"a gain not yet sure: checked in the next epoch", []float64{3.8e6, 4.0e6, 4.2e6}, 8, false, 1, false},
+		{"a gain's size, not its standing: measured again", []float64{3.2e6, 4.0e6, 4.8e6}, 8, false, 1, false},
 		{"no gain", []float64{3.6e6, 3.59e6, 3.6e6}, 8, true, -1, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -1714,8 +1717,9 @@ func TestQueueProbeFirstProbeAtTheHalf(t *testing.T) {
 		tick := probeTick{n: 4, delivery: 3e6, eligible: true, halves: true, deep: credited}
 		q.observe(cp, atEpoch(e, 0), probePeriod, tick, bites) // the group's first evaluation
 		tick.deep = false
+		var note string
 		for i := 1; i < ProbeEpochTicks; i++ {
-			q.observe(cp, atEpoch(e, i), probePeriod, tick, bites)
+			note = q.observe(cp, atEpoch(e, i), probePeriod, tick, bites)
 			want, plan := 2.0, ProbePlan{}
 			if !credited && i >= probeEnd-1 {
 				plan = ProbePlan{Epoch: uint32(e), Segments: 8, From: probeEnd}
@@ -1727,5 +1731,68 @@ func TestQueueProbeFirstProbeAtTheHalf(t *testing.T) {
 				t.Fatalf("credited %v, tick %d: windows at %.0f, announced %+v; want %.0f, %+v", credited, i, q.current(cp), q.announced(cp), want, plan)
 			}
 		}
+		if want := "2 → 8 segments per contender: delivery ×1.000 (±0.000) of the epoch's first half, rejected (second half)"; !credited && !strings.Contains(note, want) {
+			t.Errorf("the verdict %q; want %q", note, want)
+		}
+	}
+}
+
+// A second-half probe whose gain stood out by 2 standard errors but not by
+// ProbeSureZ is judged at the last evaluation of the next epoch's first
+// half, against that half at the learned value again: adopted where the
+// probe beats it (the windows move at once), rejected where the medium
+// delivers as much without it — and then that epoch's tail is still a
+// baseline, its windows never having left the learned value.
+func TestQueueProbeChecksASecondHalfInTheNextEpoch(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	const e = int64(1000)
+	bites := func(float64) bool { return true }
+	first := []float64{3.6e6, 3.61e6, 3.6e6}
+	chained := []float64{3.8e6, 4.0e6, 4.2e6} // × 1.11 of first, about 3.4 SE
+	for _, c := range []struct {
+		name    string
+		after   float64 // the next epoch's delivery at the learned value
+		learned float64
+		tried   bool
+	}{
+		{"the next half at the first arm's level", 3.6e6, 32, false},
+		{"the medium came up: the next half at the probe's level", 4.0e6, 8, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			q := steadyProbe(e)
+			observeBaseline(&q, cp, e, []float64{3.0e6, 3.01e6, 3.0e6})
+			var notes []string
+			obs := func(ep int64, i int, d float64) {
+				if n := q.observe(cp, atEpoch(ep, i), probePeriod, probeTick{n: 4, delivery: d, eligible: true, halves: true}, bites); n != "" {
+					notes = append(notes, n)
+				}
+			}
+			for i := 0; i < ProbeEpochTicks; i++ {
+				d := 3.6e6
+				switch {
+				case i >= probeSettle && i < probeEnd:
+					d = first[i-probeSettle]
+				case i >= probeEnd+probeSettle:
+					d = chained[i-probeEnd-probeSettle]
+				}
+				obs(e, i, d)
+			}
+			if q.current(cp) != 8 || !q.carry || q.plan.dir != 0 {
+				t.Fatalf("after the chained arm: windows at %.0f, carry %v, plan %+v; want back at 8, carried, no plan (%q)", q.current(cp), q.carry, q.plan, notes)
+			}
+			for i := 0; i < ProbeEpochTicks; i++ {
+				obs(e+1, i, c.after+float64(i%2)*1e4)
+				if i < probeEnd-1 && q.current(cp) != 8 {
+					t.Fatalf("next epoch, tick %d: windows at %.0f; want 8 until the check", i, q.current(cp))
+				}
+			}
+			last := notes[len(notes)-1]
+			if !strings.Contains(last, "of the next epoch's first half") || q.learned(cp) != c.learned || q.triedUp != c.tried {
+				t.Fatalf("learned %.0f, tried up %v; want %.0f, %v (notes %q)", q.learned(cp), q.triedUp, c.learned, c.tried, notes)
+			}
+			if q.plan.epoch != e+2 || q.plan.dir == 0 {
+				t.Errorf("the epoch after the check: plan %+v; want a probe planned (its tail a baseline)", q.plan)
+			}
+		})
 	}
 }
