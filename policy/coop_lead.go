@@ -63,25 +63,29 @@ func probeLeader(self uint64, peers []PeerView) (leader PeerView, follow, ids bo
 }
 
 // follow makes this terminal's queue per contender the leader l's: its
-// learned value and, in the epoch its plan names, the plan's — for the
-// probe's phase, or the whole epoch for a held probe (heldProbe). Its own
-// probe's state is dropped: should it lead later (the leader left), its
-// measurement starts again (restart). It returns a note when the learned
-// value changed.
+// learned value and, in the epoch its plan names, from the evaluation the
+// plan begins at (ProbePlan.From), the plan's for as long as the leader
+// announces it — until it has judged the probe (announced), at the latest
+// the epoch's end. Until the thirty-eighth session a plan was in force only
+// for the probe's phase (or the whole epoch for a held probe), and a
+// follower that heard the leader's last status before its verdict stepped
+// back to the old value at the verdict's evaluation, whether the probe was
+// adopted or not: on 802.11ac at 100 Mbit/s (lab, heterogeneous) followers
+// went from 8 to 2 segments per contender and a tick later to the chained
+// step's 32 (window bounds 16 → 9 → 41), inside the chained step's
+// settling. Its own probe's state is dropped: should it lead later (the
+// leader left), its measurement starts again (restart). It returns a note
+// when the learned value changed.
 func (q *queueProbe) follow(cp CoopParams, now time.Time, period time.Duration, l PeerView) string {
 	was := q.learned(cp)
 	*q = queueProbe{segs: peerSegments(cp, l.QueueSegments), following: true}
 	q.lead = q.segs
 	if e, phase, ok := epochAt(now, period); ok && l.Plan.Segments > 0 && l.Plan.Epoch == uint32(e) {
 		s := peerSegments(cp, l.Plan.Segments)
-		dir := 1
-		if s < q.segs {
-			dir = -1
-		}
 		from := int64(min(l.Plan.From, ProbeEpochTicks)) * int64(period)
 		q.epoch, q.second = e, from > 0 // a chained probe's phase runs to the epoch's end (coop.groupProbing)
-		if phase >= from && (phase < from+probeEnd*int64(period) || heldProbe(cp, dir, s)) {
-			q.lead = s
+		if phase >= from {
+			q.lead = s // until the leader judges it: then it no longer announces it (announced)
 		}
 	}
 	if q.segs == was {

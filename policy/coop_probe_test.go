@@ -1066,9 +1066,8 @@ func TestProbeLeader(t *testing.T) {
 }
 
 // A follower takes the leader's learned value, and its plan's only in the
-// epoch the plan names: for the probe's phase, or the whole epoch for a
-// down-probe below the delayed-ACK pair (held). What a leader sends is
-// clamped like any peer's value.
+// epoch the plan names, for as long as the leader announces it (until it
+// has judged it). What a leader sends is clamped like any peer's value.
 func TestQueueProbeFollowsTheLeadersPlan(t *testing.T) {
 	cp := CoopParams{}.Defaults()
 	const period = probePeriod
@@ -1083,7 +1082,8 @@ func TestQueueProbeFollowsTheLeadersPlan(t *testing.T) {
 	}{
 		{"no plan", at(1000, 0), PeerView{QueueSegments: 8}, 8, 8},
 		{"an up-probe, its phase", at(1000, probeEnd-1), PeerView{QueueSegments: 8, Plan: ProbePlan{Epoch: 1000, Segments: 32}}, 32, 8},
-		{"an up-probe, past its phase", at(1000, probeEnd), PeerView{QueueSegments: 8, Plan: ProbePlan{Epoch: 1000, Segments: 32}}, 8, 8},
+		{"an up-probe past its phase, not yet judged (still announced)", at(1000, probeEnd), PeerView{QueueSegments: 8, Plan: ProbePlan{Epoch: 1000, Segments: 32}}, 32, 8},
+		{"an up-probe judged: no longer announced", at(1000, probeEnd), PeerView{QueueSegments: 8}, 8, 8},
 		{"a plan for the next epoch", at(1000, ProbeEpochTicks-1), PeerView{QueueSegments: 8, Plan: ProbePlan{Epoch: 1001, Segments: 2}}, 8, 8},
 		{"a held probe, late in its epoch", at(1001, ProbeEpochTicks-1), PeerView{QueueSegments: 2, Plan: ProbePlan{Epoch: 1001, Segments: 1}}, 1, 2},
 		{"a value out of the clamp", at(1002, 1), PeerView{QueueSegments: 65535, Plan: ProbePlan{Epoch: 1002, Segments: 65535}}, ProbeMaxSegments, ProbeMaxSegments},
