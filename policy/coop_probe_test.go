@@ -1532,10 +1532,11 @@ func armDelivery(i int, probe, tail []float64) float64 {
 // the epoch's second half, announced for it (From probeEnd) and judged at
 // the epoch's last evaluation against the arm just adopted: a sure gain is
 // adopted and its arm is the next epoch's baseline; a gain with the size of
-// UpGain but not the standing is measured again later, counted as no
-// failure, and one that stands out by 2 standard errors but not by
+// UpGain but not the standing, or whose scatter leaves room for one, is
+// measured again later, counted as no failure; one that stands out by 2
+// standard errors but not by
 // ProbeSureZ is checked in the next epoch (TestQueueProbeChecksASecondHalfInTheNextEpoch);
-// no gain is rejected as any up-probe is.
+// an arm whose scatter rules the gain out is rejected as any up-probe is.
 func TestQueueProbeChainsTheNextStepOnASureGain(t *testing.T) {
 	cp := CoopParams{}.Defaults()
 	const period, e = probePeriod, int64(1000)
@@ -1553,6 +1554,7 @@ func TestQueueProbeChainsTheNextStepOnASureGain(t *testing.T) {
 		{"a sure gain", []float64{4.3e6, 4.31e6, 4.3e6}, 32, false, 1, true},
 		{"a gain not yet sure: checked in the next epoch", []float64{3.8e6, 4.0e6, 4.2e6}, 8, false, 1, false},
 		{"a gain's size, not its standing: measured again", []float64{3.2e6, 4.0e6, 4.8e6}, 8, false, 1, false},
+		{"no gain read, its scatter wide: measured again", []float64{3.0e6, 3.5e6, 4.0e6}, 8, false, 1, false},
 		{"no gain", []float64{3.6e6, 3.59e6, 3.6e6}, 8, true, -1, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
