@@ -1466,7 +1466,10 @@ func TestQueueProbeVoidedCheckLeavesNoPool(t *testing.T) {
 	if !q.checking || q.pool.arms != 1 {
 		t.Fatalf("checking %v, pool arms %d; want the arm checked, its samples kept for the tail", q.checking, q.pool.arms)
 	}
-	q.observe(cp, atEpoch(e, probeEnd+1), period, probeTick{n: 4, delivery: 3e6, eligible: false}, bites)
+	for i := probeEnd + 1; i < ProbeEpochTicks-probeMeasure; i++ {
+		q.observe(cp, atEpoch(e, i), period, probeTick{n: 4, delivery: 3e6, eligible: true}, bites)
+	}
+	q.observe(cp, atEpoch(e, ProbeEpochTicks-probeMeasure), period, probeTick{n: 4, delivery: 3e6, eligible: false}, bites) // the tail's first: voids (TestQueueProbeCheckSurvivesItsOwnDrain)
 	if q.checking || q.pool.arms != 0 {
 		t.Fatalf("after a void tick: checking %v, pool arms %d; want neither", q.checking, q.pool.arms)
 	}
@@ -1779,5 +1782,40 @@ func TestQueueProbeSecondHalfGoesOnAsTheNextEpochsProbe(t *testing.T) {
 	}
 	if last := notes[len(notes)-1]; q.learned(cp) != 32 || !strings.Contains(last, "queue probe 8 → 32 segments per contender: delivery ×1.194") {
 		t.Errorf("learned %.0f, last note %q; want 32 adopted against the first arm", q.learned(cp), last)
+	}
+}
+
+// An up-probe being checked against the epoch's tail is not voided by the
+// evaluations between its step back and the tail, where its own queue
+// drains (not the group's working point by the span of the learned
+// target): the tail still judges it. An evaluation of the tail that is not
+// the working point still voids it.
+func TestQueueProbeCheckSurvivesItsOwnDrain(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	const e = int64(1000)
+	bites := func(float64) bool { return true }
+	base := []float64{2.7e6, 3.0e6, 3.3e6}
+	probe := []float64{3.3e6, 3.6e6, 3.9e6} // × 1.2, about 2.8 SE: checked against the tail
+	for _, c := range []struct {
+		name       string
+		ineligible int // the evaluation that is not the working point
+		learned    float64
+		judged     bool
+	}{
+		{"the drain's first evaluation", probeEnd + 1, 8, true},
+		{"the tail's first evaluation", ProbeEpochTicks - probeMeasure, 2, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			q := steadyProbe(e)
+			observeBaseline(&q, cp, e, base)
+			judged := false
+			for i := 0; i < ProbeEpochTicks; i++ {
+				n := q.observe(cp, atEpoch(e, i), probePeriod, probeTick{n: 4, delivery: armDelivery(i, probe, base), eligible: i != c.ineligible}, bites)
+				judged = judged || strings.Contains(n, "of the epoch's tail")
+			}
+			if q.learned(cp) != c.learned || judged != c.judged {
+				t.Errorf("learned %.0f, judged against the tail %v; want %.0f, %v", q.learned(cp), judged, c.learned, c.judged)
+			}
+		})
 	}
 }
