@@ -102,7 +102,7 @@ func (q *queueProbe) announced(cp CoopParams) ProbePlan {
 	case q.following:
 		return ProbePlan{}
 	case q.plan.dir != 0:
-		return ProbePlan{Epoch: uint32(q.plan.epoch), Segments: uint32(q.probeValue(cp, q.plan.dir)), From: uint32(q.plan.from)}
+		return ProbePlan{Epoch: uint32(q.plan.epoch), Segments: uint32(q.probeValue(cp, q.plan.dir))}
 	case q.open():
 		p := ProbePlan{Epoch: uint32(q.epoch), Segments: uint32(q.probeValue(cp, q.dir))}
 		if q.second {

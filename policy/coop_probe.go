@@ -109,23 +109,14 @@ type queueProbe struct {
 	// hold: this epoch's probe holds the whole epoch (a down-probe below
 	// QueueSegments: heldProbe).
 	hold bool
-	// second: this epoch's probe runs in its second half, judged at the
-	// epoch's last evaluation on a sure gain only (judgeSecondHalf): the
-	// next step up on the sure verdict of the epoch's first probe (chain),
-	// its baseline that probe's arm, or a group's first probe (planHalf),
-	// its baseline the first half's.
+	// second: this epoch's probe is the next step up, made in the epoch's
+	// second half on the sure verdict of its first probe (chain), its
+	// baseline that probe's arm; judged at the epoch's last evaluation on a
+	// sure gain only (judgeSecondHalf).
 	second bool
-	// against names a second-half probe's baseline, for its verdict's note.
-	against string
-	// fresh: no probe has been planned at this group size yet (planHalf).
-	fresh bool
-	// early is the delivery of the first half of an epoch without a probe
-	// (its evaluations after probeSettle): the baseline of a group's first
-	// probe begun at the epoch's half (planHalf).
-	early []float64
-	pool  probePool // a promising held probe's arms so far
-	plan  probePlan // the next epoch's probe, planned at this epoch's last evaluation (planNext)
-	back  int64     // the last epoch whose probe was rejected, its windows stepped back (settled)
+	pool   probePool // a promising held probe's arms so far
+	plan   probePlan // the next epoch's probe, planned at this epoch's last evaluation (planNext)
+	back   int64     // the last epoch whose probe was rejected, its windows stepped back (settled)
 	// following: the group's probe leader decides (follow, coop_lead.go);
 	// lead is the queue per contender it puts in force now.
 	following bool
@@ -306,7 +297,7 @@ type probeTick struct {
 	eligible bool
 	// deep: the queue now is at least an up-probe's (restart).
 	deep bool
-	// halves: a probe may run in an epoch's second half (planHalf, chain):
+	// halves: a probe may run in an epoch's second half (chain):
 	// the terminal has no peers, or leads a group that follows its plan
 	// (coop_lead.go). Where every terminal judges for itself (agree), one
 	// that began a probe at the half when another did not would raise the
@@ -365,10 +356,7 @@ func (q *queueProbe) observe(cp CoopParams, now time.Time, period time.Duration,
 		if q.checking {
 			q.pool = probePool{}
 		}
-		q.dir, q.tail, q.steady, q.checking, q.second, q.early = 0, nil, 0, false, false, nil
-		if q.plan.epoch == e {
-			q.plan = probePlan{} // a half's plan not begun
-		}
+		q.dir, q.tail, q.steady, q.checking, q.second = 0, nil, 0, false, false
 		return note
 	}
 	q.steady++
@@ -386,16 +374,8 @@ func (q *queueProbe) observe(cp CoopParams, now time.Time, period time.Duration,
 	case phase < probeEnd*int64(period):
 		if q.dir != 0 {
 			q.probe = append(q.probe, delivery)
-		} else {
-			q.early = append(q.early, delivery)
-		}
-		if t.halves && phase >= (probeEnd-1)*int64(period) {
-			q.planHalf(cp, e, bites)
 		}
 	default:
-		if q.plan.epoch == e && q.plan.from > 0 && q.dir == 0 {
-			q.startHalf()
-		}
 		switch {
 		case q.second:
 			if q.open() && phase >= (probeEnd+probeSettle)*int64(period) {
@@ -462,8 +442,8 @@ func (q *queueProbe) restart(n int, e int64, deep bool) {
 	first := q.n == 0
 	q.n, q.epoch, q.dir, q.decided, q.smooth, q.best, q.triedUp, q.steady = n, e, 0, false, 0, 0, first && deep, 0
 	q.peak, q.moved = 0, false
-	q.triedBelow, q.hold, q.pool, q.checking, q.second, q.fresh = false, false, probePool{}, false, false, true
-	q.base, q.probe, q.tail, q.early, q.start = nil, nil, nil, nil, 0
+	q.triedBelow, q.hold, q.pool, q.checking, q.second = false, false, probePool{}, false, false
+	q.base, q.probe, q.tail, q.start = nil, nil, nil, 0
 	if q.triedUp {
 		q.start = -1 // the next delivery is the credited start's (observe)
 	}
@@ -502,7 +482,7 @@ func (q *queueProbe) startEpoch(cp CoopParams, e int64, bites func(s float64) bo
 	if e == q.epoch+1 && q.settled() && len(q.tail) > 0 {
 		q.base = q.tail
 	}
-	q.epoch, q.tail, q.probe, q.early, q.dir, q.decided, q.hold, q.checking, q.second = e, nil, nil, nil, 0, false, false, false, false
+	q.epoch, q.tail, q.probe, q.dir, q.decided, q.hold, q.checking, q.second = e, nil, nil, 0, false, false, false, false
 	if len(q.base) == 0 {
 		return note
 	}
@@ -546,7 +526,6 @@ type probePlan struct {
 	epoch int64
 	dir   int
 	hold  bool
-	from  int // evaluations into the epoch it begins at: 0, or probeEnd (planHalf)
 	note  string
 }
 
@@ -588,7 +567,6 @@ func (q *queueProbe) choose(cp CoopParams, e int64, base []float64, bites func(s
 		}
 		if s != q.learned(cp) && bites(s) {
 			plan.dir, plan.hold = d, heldProbe(cp, d, s)
-			q.fresh = false
 			return plan
 		}
 	}
@@ -888,40 +866,6 @@ func (q *queueProbe) judgeAgainstTail(cp CoopParams) string {
 	return measured + ", rejected" + armNote(false, p.arms, p.arms > 1)
 }
 
-// planHalf plans, at the last evaluation of an epoch's first half (epoch
-// e), a group's first probe — up, from its learned value — for the
-// epoch's second half, where none was planned at this group size yet
-// (fresh) and none runs in this epoch (the epoch began without a
-// baseline: the group's first epoch at its working point), the group has
-// been at its working point for more than probeMeasure evaluations, and
-// the step bites. Its baseline is the first half's settled evaluations
-// (early), and it is judged as a chained step is (judgeSecondHalf: only a
-// sure gain is adopted). A group whose uncontrolled start is credited as
-// an up-probe (restart) waits for the epoch's start, where the start is
-// judged (choose). So a group's first probe comes at the first half epoch
-// after 2 s at its working point, not at the first whole one: on 802.11ac
-// (lab, heterogeneous, thirty-seventh session) the first probe began
-// 4.7–9.7 s after the traffic, the group at the pair (0.56 × the
-// delivery at 32 segments) meanwhile. The leader announces it an
-// evaluation ahead (ProbePlan.From).
-func (q *queueProbe) planHalf(cp CoopParams, e int64, bites func(s float64) bool) {
-	if !q.fresh || q.dir != 0 || q.plan.epoch == e || q.start != 0 || q.triedUp || q.back == q.epoch ||
-		q.steady <= probeMeasure || len(q.early) < probeMeasure {
-		return
-	}
-	if s := q.probeValue(cp, 1); s == q.learned(cp) || !bites(s) {
-		return
-	}
-	q.plan = probePlan{epoch: e, dir: 1, from: probeEnd}
-}
-
-// startHalf begins the probe planned for this epoch's second half
-// (planHalf), its baseline the first half's.
-func (q *queueProbe) startHalf() {
-	q.dir, q.second, q.decided, q.fresh, q.against = 1, true, false, false, " of the epoch's first half"
-	q.base, q.probe, q.plan = q.early, nil, probePlan{}
-}
-
 // chain makes the next step up at once, in the second half of the epoch
 // whose up-probe judge has just adopted (by ProbeSureZ standard errors at
 // its first look, or a pool's), where that step bites: the arm just
@@ -942,11 +886,11 @@ func (q *queueProbe) chain(cp CoopParams, bites func(s float64) bool) string {
 	if q.hold || q.checking || len(q.probe) < probeMeasure || s == q.learned(cp) || !bites(s) {
 		return ""
 	}
-	q.base, q.probe, q.decided, q.second, q.against = q.probe, nil, false, true, " of the step before's arm"
+	q.base, q.probe, q.decided, q.second = q.probe, nil, false, true
 	return fmt.Sprintf("queue probe %.0f → %.0f segments per contender chained into the epoch's second half", q.learned(cp), s)
 }
 
-// judgeSecondHalf judges a second-half up-probe (chain, planHalf) at the
+// judgeSecondHalf judges a second-half up-probe (chain) at the
 // epoch's last evaluation against its baseline. The epoch ends at the
 // probe's windows and there is no tail to check a doubtful gain against,
 // so only a sure gain (ProbeSureZ standard errors) is adopted here (its arm
@@ -970,7 +914,7 @@ func (q *queueProbe) judgeSecondHalf(cp CoopParams) string {
 	q.decided = true
 	from, to := q.learned(cp), q.probeValue(cp, 1)
 	c := compareArms(q.probe, q.base)
-	measured := probeNote(from, to, c, 2, q.against)
+	measured := probeNote(from, to, c, 2, " of the step before's arm")
 	switch {
 	case c.gains(ProbeSureZ):
 		q.adopt(to)

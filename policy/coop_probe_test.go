@@ -1624,14 +1624,13 @@ func TestQueueProbeFollowsAChainedPlan(t *testing.T) {
 }
 
 // On an aggregating medium whose steps pay surely, a group that may probe
-// in an epoch's halves (its leader, or a terminal alone) begins its first
-// probe at the first half epoch after 2 s at its working point and chains
-// the next step on a sure verdict: from its first evaluation at an
-// epoch's start it learns 8 segments per contender 4.5 s later (the
-// first probe at the half, judged at the epoch's end) and 32 at 7.5 s
-// (the next epoch's first half), and 128 at 9.5 s (chained into that
-// epoch's second half). A group whose terminals judge for themselves keeps
-// whole epochs: 8 at 7.5 s, 32 at 12.5 s, 128 at 17.5 s.
+// in an epoch's halves (its leader, or a terminal alone) chains the next
+// step on a sure verdict: from its first evaluation at an epoch's start it
+// learns 8 segments per contender 7.5 s later (the first probe in the
+// next epoch's first half), 32 at 9.5 s (chained into its second half)
+// and 128 at 12.5 s (the next epoch's first half). A group whose
+// terminals judge for themselves keeps whole epochs: 8 at 7.5 s, 32 at
+// 12.5 s, 128 at 17.5 s.
 func TestQueueProbeClimbsByHalfEpochs(t *testing.T) {
 	cp := CoopParams{}.Defaults()
 	medium := aggregating(54e6, 8, 256) // 128 still pays: 2 → 8 → 32 → 128 all sure
@@ -1656,7 +1655,7 @@ func TestQueueProbeClimbsByHalfEpochs(t *testing.T) {
 	for _, c := range []struct {
 		halves           bool
 		at8, at32, at128 time.Duration
-	}{{true, 4500 * time.Millisecond, 7500 * time.Millisecond, 9500 * time.Millisecond}, {false, 7500 * time.Millisecond, 12500 * time.Millisecond, 17500 * time.Millisecond}} {
+	}{{true, 7500 * time.Millisecond, 9500 * time.Millisecond, 12500 * time.Millisecond}, {false, 7500 * time.Millisecond, 12500 * time.Millisecond, 17500 * time.Millisecond}} {
 		if at8, at32, at128 := climb(c.halves); at8 != c.at8 || at32 != c.at32 || at128 != c.at128 {
 			t.Errorf("halves %v: 8 segments learned at %v, 32 at %v, 128 at %v; want %v, %v, %v", c.halves, at8, at32, at128, c.at8, c.at32, c.at128)
 		}
@@ -1708,39 +1707,6 @@ func TestCoopPausesTheElasticityTestForAChainedProbe(t *testing.T) {
 	}
 	if n := run(0); n != 0 {
 		t.Errorf("no chain announced: paused at %d of the epoch's last evaluations, want 0 (the test shows nothing)", n)
-	}
-}
-
-// A group's first probe begun at the half is announced at the first half's
-// last evaluation, for the second half (From probeEnd), its windows in
-// force from then; a group whose uncontrolled start was credited as an
-// up-probe waits for the epoch's start, where the start is judged.
-func TestQueueProbeFirstProbeAtTheHalf(t *testing.T) {
-	cp := CoopParams{}.Defaults()
-	const e = int64(1000)
-	bites := func(float64) bool { return true }
-	for _, credited := range []bool{false, true} {
-		q := queueProbe{}
-		tick := probeTick{n: 4, delivery: 3e6, eligible: true, halves: true, deep: credited}
-		q.observe(cp, atEpoch(e, 0), probePeriod, tick, bites) // the group's first evaluation
-		tick.deep = false
-		var note string
-		for i := 1; i < ProbeEpochTicks; i++ {
-			note = q.observe(cp, atEpoch(e, i), probePeriod, tick, bites)
-			want, plan := 2.0, ProbePlan{}
-			if !credited && i >= probeEnd-1 {
-				plan = ProbePlan{Epoch: uint32(e), Segments: 8, From: probeEnd}
-			}
-			if !credited && i >= probeEnd {
-				want = 8
-			}
-			if i < ProbeEpochTicks-1 && (q.current(cp) != want || q.announced(cp) != plan) {
-				t.Fatalf("credited %v, tick %d: windows at %.0f, announced %+v; want %.0f, %+v", credited, i, q.current(cp), q.announced(cp), want, plan)
-			}
-		}
-		if want := "2 → 8 segments per contender: delivery ×1.000 (±0.000) of the epoch's first half, rejected (second half)"; !credited && !strings.Contains(note, want) {
-			t.Errorf("the verdict %q; want %q", note, want)
-		}
 	}
 }
 
