@@ -336,17 +336,7 @@ func (q *queueProbe) observe(cp CoopParams, now time.Time, period time.Duration,
 	if e != q.epoch {
 		note = q.startEpoch(cp, e, bites)
 	}
-	if !t.eligible && q.checking && !q.decided && phase < (ProbeEpochTicks-probeMeasure)*int64(period) {
-		// The probe's own queue draining after its windows stepped back to
-		// be checked against the tail (judge): the queue of the probe's
-		// target above the span of the learned one's for an evaluation or
-		// two. Those evaluations are not measured; voiding the check on
-		// them lost it: on 802.11ac at 1 Gbit/s wired (lab, heterogeneous,
-		// thirty-eighth session) 8 → 32 segments per contender read
-		// × 1.15–1.16 at ± 0.08–0.09, the queue took 1 s to come down from
-		// 15 to 4.6 ms, the check was voided and the group stayed at 8 for
-		// 5–7 s of a 20 s run. The tail's evaluations still must be the
-		// group's working point.
+	if !t.eligible && q.unmeasured(phase, period) {
 		return note
 	}
 	if !t.eligible || !(delivery > 0) {
@@ -402,6 +392,31 @@ func (q *queueProbe) observe(cp CoopParams, now time.Time, period time.Duration,
 		}
 	}
 	return note
+}
+
+// unmeasured reports whether the evaluation at phase (ns into the epoch)
+// is one a probe settles in and does not measure: an open probe's first
+// probeSettle evaluations (from the epoch's half for a chained one), or
+// those between the step back of an up-probe being checked against the
+// tail (judge) and the tail. There a tick that is not the group's working
+// point does not void the probe — the queue is the probe's own, coming up
+// to its target or down from it; a host's queue shows in the measured
+// evaluations too. Voiding on them lost probes: on 802.11ac at 1 Gbit/s
+// wired (lab, heterogeneous, thirty-eighth session) a checked 8 → 32
+// segments per contender (× 1.15–1.16 at ± 0.08–0.09) was voided while its
+// queue took 1 s to come down from 15 to 4.6 ms, above the learned
+// target's span, and the group stayed at 8 for 5–7 s of a 20 s run; at
+// 100 Mbit/s a chained step that went on as the next epoch's probe was
+// voided at that epoch's first evaluation, sized for the learned value
+// before the probe began, its queue the probe's.
+func (q *queueProbe) unmeasured(phase int64, period time.Duration) bool {
+	from := int64(0)
+	if q.second {
+		from = probeEnd
+	}
+	settling := q.open() && !q.hold && phase >= from*int64(period) && phase < (from+probeSettle)*int64(period)
+	draining := q.checking && !q.decided && phase < (ProbeEpochTicks-probeMeasure)*int64(period)
+	return settling || draining
 }
 
 // epochAt returns the wall-clock epoch of now (epochs of ProbeEpochTicks

@@ -1713,6 +1713,9 @@ func TestCoopPausesTheElasticityTestForAChainedProbe(t *testing.T) {
 // A second-half probe that is not sure goes on as the next epoch's probe:
 // the windows at the step again from that epoch's start, judged at its
 // half by the whole-epoch rules against the second-half probe's baseline.
+// An evaluation a probe settles in that is not the group's working point
+// (its queue the probe's own, above or below the span of the target it was
+// sized for) voids neither.
 func TestQueueProbeSecondHalfGoesOnAsTheNextEpochsProbe(t *testing.T) {
 	cp := CoopParams{}.Defaults()
 	const e = int64(1000)
@@ -1722,8 +1725,8 @@ func TestQueueProbeSecondHalfGoesOnAsTheNextEpochsProbe(t *testing.T) {
 	q := steadyProbe(e)
 	observeBaseline(&q, cp, e, []float64{3.0e6, 3.01e6, 3.0e6})
 	var notes []string
-	obs := func(ep int64, i int, d float64) {
-		if n := q.observe(cp, atEpoch(ep, i), probePeriod, probeTick{n: 4, delivery: d, eligible: true, halves: true}, bites); n != "" {
+	obs := func(ep int64, i int, d float64, eligible bool) {
+		if n := q.observe(cp, atEpoch(ep, i), probePeriod, probeTick{n: 4, delivery: d, eligible: eligible, halves: true}, bites); n != "" {
 			notes = append(notes, n)
 		}
 	}
@@ -1735,13 +1738,13 @@ func TestQueueProbeSecondHalfGoesOnAsTheNextEpochsProbe(t *testing.T) {
 		case i >= probeEnd+probeSettle:
 			d = chained[i-probeEnd-probeSettle]
 		}
-		obs(e, i, d)
+		obs(e, i, d, i != probeEnd+1) // the chained step settling: its queue not yet the target's
 	}
 	if q.learned(cp) != 8 || q.triedUp || q.plan.epoch != e+1 || q.plan.dir != 1 || !slices.Equal(q.tail, first) {
 		t.Fatalf("after the second half: learned %.0f, tried up %v, plan %+v, next baseline %v; want 8, no, 8 → 32 next, the first arm (%q)", q.learned(cp), q.triedUp, q.plan, q.tail, notes)
 	}
 	for i := 0; i <= probeEnd; i++ {
-		obs(e+1, i, 4.3e6+float64(i%2)*1e4)
+		obs(e+1, i, 4.3e6+float64(i%2)*1e4, i != 0) // its first evaluation sized for the learned value, the queue the probe's
 		if i < probeEnd && q.current(cp) != 32 {
 			t.Fatalf("next epoch, tick %d: windows at %.0f; want the step's 32", i, q.current(cp))
 		}
@@ -1769,6 +1772,8 @@ func TestQueueProbeCheckSurvivesItsOwnDrain(t *testing.T) {
 		judged     bool
 	}{
 		{"the drain's first evaluation", probeEnd + 1, 8, true},
+		{"the probe's first evaluation", 0, 8, true},
+		{"the probe's first measured evaluation", probeSettle, 2, false},
 		{"the tail's first evaluation", ProbeEpochTicks - probeMeasure, 2, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
