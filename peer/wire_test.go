@@ -279,16 +279,31 @@ func checkFraming(t *testing.T, c *Codec, plain, msg []byte, typ byte, size int,
 	}
 }
 
-func TestProbePlanTLV(t *testing.T) {
-	c := NewCodec(testKey, GroupID("lab"))
+// planStatus is a status that announces an up-probe (TLV 18) for an epoch,
+// its airtime sent too (TLV 17, the type before).
+func planStatus() Status {
 	s := sampleStatus()
-	s.QueueSegments, s.PlanEpoch, s.PlanSegments = 32, 352_000_000, 128 // an up-probe announced for an epoch
+	s.QueueSegments, s.PlanEpoch, s.PlanSegments = 32, 352_000_000, 128
 	s.AirChannel, s.AirBusy, s.AirOwn = 300_000, 240_000, 90_000
+	return s
+}
+
+// roundTrip encodes s, checks that it decodes to itself and returns the
+// message.
+func roundTrip(t *testing.T, c *Codec, s Status) []byte {
+	t.Helper()
 	msg := must(t, c, s)
 	got, err := c.Decode(msg)
 	if err != nil || !equalStatus(got, s) {
 		t.Fatalf("round trip: %+v (%v), want %+v", got, err, s)
 	}
+	return msg
+}
+
+func TestProbePlanTLV(t *testing.T) {
+	c := NewCodec(testKey, GroupID("lab"))
+	s := planStatus()
+	msg := roundTrip(t, c, s)
 	// Ascending type order: TLV 18 comes last, after TLV 17.
 	body := msg[:len(msg)-TagSize]
 	if tlv := body[len(body)-10:]; tlv[0] != TLVProbePlan || tlv[1] != 8 ||
@@ -340,14 +355,9 @@ func TestProbePlanTLV(t *testing.T) {
 
 func TestProbePlanFromTLV(t *testing.T) {
 	c := NewCodec(testKey, GroupID("lab"))
-	s := sampleStatus()
-	s.QueueSegments, s.PlanEpoch, s.PlanSegments, s.PlanFrom = 32, 352_000_000, 128, 5 // a chained probe, from the epoch's second half
-	s.AirChannel, s.AirBusy, s.AirOwn = 300_000, 240_000, 90_000
-	msg := must(t, c, s)
-	got, err := c.Decode(msg)
-	if err != nil || !equalStatus(got, s) {
-		t.Fatalf("round trip: %+v (%v), want %+v", got, err, s)
-	}
+	s := planStatus()
+	s.PlanFrom = 5 // a chained probe, from the epoch's second half
+	msg := roundTrip(t, c, s)
 	// Ascending type order: TLV 19 comes last, right after TLV 18.
 	body := msg[:len(msg)-TagSize]
 	if tlv := body[len(body)-16:]; tlv[0] != TLVProbePlan || tlv[10] != TLVProbePlanFrom || tlv[11] != 4 ||
