@@ -660,8 +660,8 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 // evaluations until every terminal has taken the majority's verdict,
 // coop_probe.go — or the whole epoch where a chained step runs in its
 // second half (queueProbe.chain), on a path where an up-probe moves the
-// target, in an epoch that began at this terminal's working point) and whether the windows of
-// the terminals under bounds (Σ cwnd, own and reported) have risen by more
+// target, in an epoch that began at this terminal's working point) and
+// whether the windows of the terminals under bounds (Σ cwnd, own and reported) have risen by more
 // than a quarter since the epoch's first evaluation (rose). Then the queue
 // moves on purpose: a peer that probes when this terminal does not (their
 // schedules apart after different verdicts) raises it under this terminal's

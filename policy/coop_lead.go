@@ -34,9 +34,9 @@ import (
 // windows use Segments per contender in the wall-clock probe epoch Epoch —
 // the index of the epochs of ProbeEpochTicks evaluations since 1970
 // (epochAt), modulo 2^32 — from From evaluations into it on (0: its start;
-// probeEnd: a chained probe, in the epoch's second half), for the probe's
-// phase (probeEnd evaluations), or to the epoch's end for a held probe. The
-// zero value announces none.
+// probeEnd: a chained probe, in the epoch's second half), for as long as
+// the leader announces it (until its verdict; follow). The zero value
+// announces none.
 type ProbePlan struct {
 	Epoch    uint32
 	Segments uint32
