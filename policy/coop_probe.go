@@ -979,18 +979,12 @@ func (q *queueProbe) adopt(to float64) {
 // reject keeps the learned value; the next probe goes the other way after
 // the wait, which doubles.
 func (q *queueProbe) reject(cp CoopParams, to float64) {
-	q.fail(cp, q.dir, to)
+	q.triedUp = q.triedUp || q.dir > 0
+	q.triedBelow = q.triedBelow || belowPair(cp, to)
+	q.next, q.wait = -q.dir, q.backoff
 	if !q.hold {
 		q.back = q.epoch // its windows step back now: no baseline in this epoch (settled)
 	}
-}
-
-// fail counts a probe in direction dir to s segments per contender as
-// failed: the next goes the other way after the wait, which doubles.
-func (q *queueProbe) fail(cp CoopParams, dir int, s float64) {
-	q.triedUp = q.triedUp || dir > 0
-	q.triedBelow = q.triedBelow || belowPair(cp, s)
-	q.next, q.wait = -dir, q.backoff
 	q.backoff = min(max(2*q.backoff, 1), ProbeMaxWait)
 }
 
