@@ -898,7 +898,7 @@ func (q *queueProbe) judgeAgainstTail(cp CoopParams) string {
 // with its own. It returns a note when it chained.
 func (q *queueProbe) chain(cp CoopParams, bites func(s float64) bool) string {
 	s := q.probeValue(cp, 1)
-	if q.hold || q.checking || len(q.probe) < probeMeasure || s == q.learned(cp) || !bites(s) {
+	if len(q.probe) < probeMeasure || s == q.learned(cp) || !bites(s) {
 		return ""
 	}
 	q.base, q.probe, q.decided, q.second = q.probe, nil, false, true
