@@ -1358,7 +1358,10 @@ func TestQueueProbeCheckJudgedAtTheNextEpochWithoutItsLastTick(t *testing.T) {
 // the next epoch measures a baseline, and the epoch after probes the same
 // step again, judged on both arms pooled (by Student's t, every arm a
 // look) — against both baselines, and where it is to be checked, against
-// both epochs' tails. From the pair the same reading is rejected.
+// both epochs' tails. From the pair the same reading is rejected, unless
+// the group has carried UpGain more than its baseline before (evidence:
+// its uncontrolled start's deep queue did), where it is the up-probe that
+// would be made again anyway.
 func TestQueueProbeMeasuresAPromisingUpStepAgain(t *testing.T) {
 	cp := CoopParams{}.Defaults()
 	const period, e = probePeriod, int64(1000)
@@ -1394,6 +1397,13 @@ func TestQueueProbeMeasuresAPromisingUpStepAgain(t *testing.T) {
 	run(q, e, probe)
 	if len(notes) != 1 || !strings.HasSuffix(notes[0], "×1.100 (±0.192), rejected") || !q.triedUp {
 		t.Fatalf("from the pair: notes %q, tried up %v; want the step rejected at its first look", notes, q.triedUp)
+	}
+
+	q = start(2)
+	q.peak = 4.2e6 // the uncontrolled start carried 1.4 × the pair (evidence)
+	run(q, e, probe)
+	if len(notes) != 1 || !strings.HasSuffix(notes[0], "×1.100 (±0.192), promising, measured again (arm 1 of at most 3)") || q.learned(cp) != 2 || q.triedUp {
+		t.Fatalf("from the pair, the start's evidence: notes %q, learned %.0f, tried up %v; want the first arm promising", notes, q.learned(cp), q.triedUp)
 	}
 
 	q = start(8)
