@@ -423,7 +423,7 @@ func (c *Codec) Decode(msg []byte) (Status, error) {
 }
 
 func parseTLVs(s *Status, b []byte) error {
-	var seen uint32 // bit per known type, to reject duplicates
+	var seen [256]bool // per known type, to reject duplicates (every type a byte can name)
 	for len(b) > 0 {
 		if len(b) < 2 {
 			return reject(Malformed, "TLV header cut at %d bytes", len(b))
@@ -441,10 +441,10 @@ func parseTLVs(s *Status, b []byte) error {
 		if want >= 0 && n != want {
 			return reject(Malformed, "TLV type %d has length %d, want %d", typ, n, want)
 		}
-		if seen&(1<<typ) != 0 {
+		if seen[typ] {
 			return reject(Malformed, "TLV type %d repeated", typ)
 		}
-		seen |= 1 << typ
+		seen[typ] = true
 		switch typ {
 		case TLVActiveFlows:
 			s.ActiveFlows = binary.BigEndian.Uint32(v)
