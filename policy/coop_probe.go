@@ -745,9 +745,10 @@ func peerSegments(cp CoopParams, s uint32) float64 {
 // ticks' noise by 2 standard errors but not by ProbeSureZ is not judged
 // yet: its windows step back and its verdict waits for the epoch's tail
 // (judgeAgainstTail). A held probe, or an up-probe from above the pair
-// (paidForQueue) or below the group's evidence, whose gain has the size of
-// UpGain but not yet the standing is promising: measured again at the next epoch with a
-// baseline, its arms pooled (ProbePoolArms).
+// (paidForQueue) or below the group's evidence (belowEvidence), whose gain
+// has the size of UpGain but not yet the standing is promising: measured
+// again at the next epoch with a baseline, its arms pooled
+// (ProbePoolArms).
 func (q *queueProbe) judge(cp CoopParams) string {
 	if len(q.probe) == 0 {
 		q.decided = true
