@@ -444,6 +444,12 @@ func executeRun(ctx context.Context, r scenario.Run, cfg RunnerConfig) (res *sch
 	if err != nil {
 		return res, err
 	}
+	// Before the testbed's Close deletes the namespaces: what a killed agent
+	// left (release).
+	defer func() {
+		_, err := agents.release(cfg.Coopcc, tmp)
+		rec.note(err)
+	}()
 
 	// Monitor sampling into flows.csv.
 	smp, err := startSampler(r, tb, dir, cfg.SampleInterval)
