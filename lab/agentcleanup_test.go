@@ -1,19 +1,16 @@
 package lab
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cilium/ebpf"
 
 	"github.com/coopcc/coopcc/internal/nettest"
 	"github.com/coopcc/coopcc/lab/scenario"
-	"github.com/coopcc/coopcc/lab/testbed"
 )
 
 // killedAgentScenario is one terminal whose agent is SIGKILLed 2 s into a
@@ -60,32 +57,11 @@ func TestLabCleansUpAfterAKilledAgent(t *testing.T) {
 	if testing.Short() {
 		t.Skip("lab run with a killed agent (about 15 s)")
 	}
-	bin := nettest.CoopccBinary(t)
 	s, err := scenario.Parse([]byte(killedAgentScenario))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(t.TempDir(), "killed")
-	var sum *Summary
-	waitUntil := time.Now().Add(15 * time.Minute)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		sum, err = RunScenario(ctx, s, RunnerConfig{Out: out, Backend: testbed.BackendEmu, Coopcc: bin, Log: testLog{t}})
-		cancel()
-		if err == nil || !strings.Contains(err.Error(), "another lab run is in progress") {
-			break
-		}
-		if time.Now().After(waitUntil) && !nettest.InCI() {
-			t.Skip(err) // a sweep holds the machine
-		}
-		time.Sleep(5 * time.Second)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum.Runs != 1 || sum.Failed != 0 {
-		t.Fatalf("runs %d, failed %d", sum.Runs, sum.Failed)
-	}
+	out := runOnEmulator(t, s, 1)
 	logs, err := filepath.Glob(filepath.Join(out, "runs", "*", "logs", "agent-sta1.cleanup.log"))
 	if err != nil || len(logs) != 1 {
 		t.Fatalf("cleanup logs %v (%v); want sta1's", logs, err)
@@ -107,9 +83,6 @@ func TestLabCleansUpAfterAKilledAgent(t *testing.T) {
 				t.Errorf("program %d (%s) still loaded after the run", id, info.Name)
 			}
 		}
-	}
-	if ns := ownNamespaces(t); len(ns) > 0 {
-		t.Errorf("namespaces left: %v", ns)
 	}
 }
 
