@@ -1358,10 +1358,11 @@ func TestQueueProbeCheckJudgedAtTheNextEpochWithoutItsLastTick(t *testing.T) {
 // the next epoch measures a baseline, and the epoch after probes the same
 // step again, judged on both arms pooled (by Student's t, every arm a
 // look) — against both baselines, and where it is to be checked, against
-// both epochs' tails. From the pair the same reading is rejected, unless
-// the group has carried UpGain more than its baseline before (evidence:
-// its uncontrolled start's deep queue did), where it is the up-probe that
-// would be made again anyway.
+// both epochs' tails. From the pair the same reading is rejected; a step
+// from the pair checked against the tail is measured again where the group
+// has carried UpGain more than its baseline before (evidence: its
+// uncontrolled start's deep queue did), the up-probe that would be made
+// again anyway.
 func TestQueueProbeMeasuresAPromisingUpStepAgain(t *testing.T) {
 	cp := CoopParams{}.Defaults()
 	const period, e = probePeriod, int64(1000)
@@ -1400,10 +1401,32 @@ func TestQueueProbeMeasuresAPromisingUpStepAgain(t *testing.T) {
 	}
 
 	q = start(2)
-	q.peak = 4.2e6 // the uncontrolled start carried 1.4 × the pair (evidence)
+	q.peak = 4.4e6 // the uncontrolled start carried 1.47 × the pair (evidence)
 	run(q, e, probe)
-	if len(notes) != 1 || !strings.HasSuffix(notes[0], "×1.100 (±0.192), promising, measured again (arm 1 of at most 3)") || q.learned(cp) != 2 || q.triedUp {
-		t.Fatalf("from the pair, the start's evidence: notes %q, learned %.0f, tried up %v; want the first arm promising", notes, q.learned(cp), q.triedUp)
+	if len(notes) != 1 || !strings.HasSuffix(notes[0], "×1.100 (±0.192), rejected") {
+		t.Fatalf("from the pair, the start's evidence: notes %q; want a first look that did not stand out rejected", notes)
+	}
+
+	// From the pair, a step checked against the tail (its first look out of
+	// the baseline's scatter by 2 standard errors, × 1.3) whose gain over the
+	// tail has UpGain's size but not the standing (× 1.083) is measured
+	// again where the group has carried more before, rejected where not.
+	checked, tail := []float64{3.6e6, 3.9e6, 4.2e6}, []float64{3.1e6, 3.6e6, 4.1e6}
+	for _, tc := range []struct {
+		peak    float64
+		verdict string
+	}{{0, "rejected"}, {4.4e6, "promising, measured again (arm 1 of at most 3)"}} {
+		q = start(2)
+		q.peak = tc.peak
+		for i := 0; i < ProbeEpochTicks; i++ {
+			if n := q.observe(cp, atEpoch(e, i), period, probeTick{n: 4, delivery: armDelivery(i, checked, tail), eligible: true}, bites); n != "" {
+				notes = append(notes, n)
+			}
+		}
+		if len(notes) != 2 || !strings.HasSuffix(notes[0], "a gain to be checked against the epoch's tail") ||
+			!strings.HasSuffix(notes[1], "of the epoch's tail, "+tc.verdict) || q.learned(cp) != 2 {
+			t.Fatalf("from the pair, peak %.1f MB/s: notes %q, learned %.0f; want the check %s", tc.peak/1e6, notes, q.learned(cp), tc.verdict)
+		}
 	}
 
 	q = start(8)
