@@ -822,10 +822,10 @@ func paidForQueue(cp CoopParams, s float64) bool { return s > float64(cp.QueueSe
 // × 1.3–1.7 at ± 0.02–0.2 in the others. A first look that did not stand
 // out (× 1.11 ± 0.12 there) is still rejected: under testbed2012's ARF at
 // 4 ms the start also delivered more than the pair (× 1.54 ± 0.29), and
-// 2 → 8 read × 0.49–1.20 at ± 0.2–0.55 at its first look, the gain of the
-// held step 2 → 1 (× 1.8–2.1) coming only after it. A medium that gains
-// nothing from queue gives no evidence where its start delivered what the
-// pair does (802.11g: × 0.97–1.04).
+// 2 → 8 read × 0.49–1.20 at ± 0.17–0.55 at its first look (seven runs),
+// the gain of the held step 2 → 1 (× 1.3–3.0) coming only after it. A
+// medium that gains nothing from queue gives no evidence where its start
+// delivered what the pair does (802.11g: × 0.97–1.04).
 func (q *queueProbe) promising(cp CoopParams, from float64, c armComparison, arm int, base []float64, checked bool) bool {
 	paid := paidForQueue(cp, from) || checked && q.belowEvidence(base)
 	return (q.hold || q.dir > 0 && paid) && c.ratio >= 1+ProbeUpGain && arm < ProbePoolArms
