@@ -758,9 +758,12 @@ func (c *coop) targetQueue(g group, mss, capacity, segs float64) float64 {
 // kept the 170–470 ms of its slow start's overshoot for 2.5 s, the windows
 // coming down only with the estimate's cuts (1306 → 913 → 656 → 624
 // segments a second apart), 10 % of a 25 s run at 1.7–2.9 × its base RTT.
+// So are they for the rest of an episode that has seen the air the group's
+// (compete.airOwned, as its hold): the share read swings across
+// AirOwned's line in a start's first seconds.
 func (c *coop) windowQueue(dStar, d float64, a air) float64 {
 	switch {
-	case a.owned() || (!c.comp.open() && !c.comp.referenced()):
+	case a.owned() || c.comp.airOwned || (!c.comp.open() && !c.comp.referenced()):
 		return dStar
 	case c.comp.cutMade():
 		return max(dStar, d)

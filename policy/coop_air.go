@@ -125,9 +125,11 @@ const AirOthers = 0.25
 
 // seeAir records the group's air at now (before observe): crowdedSince is
 // when the present run of crowded evaluations began (zero when the last was
-// not crowded).
+// not crowded), and airOwned whether the open episode has seen the busy air
+// the group's (hold).
 func (s *compete) seeAir(now time.Time, a air) {
 	s.air = a
+	s.airOwned = s.airOwned || !s.since.IsZero() && a.owned()
 	switch {
 	case !a.crowded():
 		s.crowdedSince = time.Time{}

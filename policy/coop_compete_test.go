@@ -1281,6 +1281,27 @@ func TestCoopWindowsDuringAPauseKeepTheQueueAsItIs(t *testing.T) {
 	}
 }
 
+// Once an episode has seen the busy air the group's, its windows are sized
+// for the target for the rest of it, as its hold follows the delivery
+// (TestCompeteHoldStaysOnTheGroupsOwnAir); a new episode starts without
+// that evidence.
+func TestCoopWindowsStayAtTheTargetOnceTheEpisodeSawItsOwnAir(t *testing.T) {
+	c := newCoopT(t, Params{})
+	own, short := air{known: true, busy: 0.86, own: 1.01}, air{known: true, busy: 0.87, own: 0.75}
+	const dStar, d = 0.0011, 0.0043
+	c.comp.start(t0, 4, d, 23.23e6, 23.23e6)
+	c.comp.seeAir(t0, own)
+	c.comp.seeAir(t0.Add(probePeriod), short)
+	if got := c.windowQueue(dStar, d, short); got != dStar {
+		t.Errorf("windows sized for %v after the air read the group's, want the target (%v)", seconds(got), seconds(dStar))
+	}
+	c.comp.start(t0.Add(time.Second), 4, d, 12e6, 11e6)
+	c.comp.seeAir(t0.Add(time.Second), short)
+	if got := c.windowQueue(dStar, d, short); got != d {
+		t.Errorf("a new episode: windows sized for %v, want the queue as it is (%v)", seconds(got), seconds(d))
+	}
+}
+
 // TestCoopSqueezedGroupAtTheFloorGetsItsVerdict: four coop terminals that
 // carried 400 kB/s each are squeezed by hosts without coopcc to 750 B/s
 // each behind a queue of 3 s that does not move, their estimate collapsed
