@@ -11,9 +11,8 @@ import (
 	"slices"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/coopcc/coopcc/agent"
+	"github.com/coopcc/coopcc/lab/testbed"
 )
 
 // agentCleanupTimeout bounds one `coopcc agent cleanup`.
@@ -31,14 +30,13 @@ const agentCleanupTimeout = 20 * time.Second
 // four labs run at once left one such program attached after their runs
 // (thirty-ninth session). For each such agent `coopcc agent cleanup` runs in
 // its namespace, as an operator would after a crash; its report goes to
-// logs/agent-NAME.cleanup.log of the run directory. It returns the sockops
-// programs the state files listed and the errors of the cleanups.
-func (as *agentSet) release(coopcc, lockDir string) ([]uint32, error) {
+// logs/agent-NAME.cleanup.log of the run directory, headed by the sockops
+// programs the state file listed. It returns the errors of the cleanups.
+func (as *agentSet) release(coopcc, lockDir string) error {
 	if as == nil {
-		return nil, nil
+		return nil
 	}
 	as.tb.StopProcs()
-	var progs []uint32
 	var errs []error
 	for _, i := range slices.Sorted(maps.Keys(as.nodes)) {
 		nd, name := as.nodes[i], as.names[i]
@@ -50,24 +48,23 @@ func (as *agentSet) release(coopcc, lockDir string) ([]uint32, error) {
 		if st == nil {
 			continue // stopped cleanly
 		}
-		progs = append(progs, st.SockopsProgramIDs...)
 		head := fmt.Sprintf("lab: %s's agent (pid %d) left its state file at step %s; sockops programs:%s\n",
 			name, st.PID, st.Step, idList(st.SockopsProgramIDs))
 		if err := cleanupAgent(coopcc, lockDir, nd.Netns, filepath.Join(as.dir, "logs", "agent-"+name+".cleanup.log"), head); err != nil {
 			errs = append(errs, fmt.Errorf("clean up after %s's agent: %w", name, err))
 		}
 	}
-	return progs, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
-// leftState returns the state file an agent of the namespace netns (a name
-// under /var/run/netns) left in lockDir: nil where there is none.
+// leftState returns the state file an agent of the namespace netns left in
+// lockDir: nil where there is none.
 func leftState(lockDir, netns string) (*agent.State, error) {
-	var st unix.Stat_t
-	if err := unix.Stat(filepath.Join("/var/run/netns", netns), &st); err != nil {
-		return nil, fmt.Errorf("namespace %s: %w", netns, err)
+	ino, err := testbed.NetnsInode(netns)
+	if err != nil {
+		return nil, err
 	}
-	return agent.NewStateFile(lockDir, st.Ino).Load()
+	return agent.NewStateFile(lockDir, ino).Load()
 }
 
 // idList is ids as " 12 34" (" none" for none).
@@ -92,15 +89,7 @@ func cleanupAgent(coopcc, lockDir, netns, logPath, head string) error {
 		err = fmt.Errorf("write %s: %w", logPath, werr)
 	}
 	if err != nil {
-		return fmt.Errorf("%w: %s", err, tail(out, 300))
+		return fmt.Errorf("%w: %s", err, testbed.TailFile(logPath, 3))
 	}
 	return nil
-}
-
-// tail returns at most the last n bytes of b, as text.
-func tail(b []byte, n int) string {
-	if len(b) > n {
-		b = b[len(b)-n:]
-	}
-	return string(b)
 }

@@ -446,10 +446,7 @@ func executeRun(ctx context.Context, r scenario.Run, cfg RunnerConfig) (res *sch
 	}
 	// Before the testbed's Close deletes the namespaces: what a killed agent
 	// left (release).
-	defer func() {
-		_, err := agents.release(cfg.Coopcc, tmp)
-		rec.note(err)
-	}()
+	defer func() { rec.note(agents.release(cfg.Coopcc, tmp)) }()
 
 	// Monitor sampling into flows.csv.
 	smp, err := startSampler(r, tb, dir, cfg.SampleInterval)

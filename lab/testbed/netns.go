@@ -174,6 +174,17 @@ func removeNetnsFile(path string) error {
 	}
 }
 
+// NetnsInode returns the inode of the named namespace (a name under
+// /var/run/netns, as `ip netns` makes them): what a process inside it reads
+// from /proc/self/ns/net.
+func NetnsInode(name string) (uint64, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Join(netnsDir, name), &st); err != nil {
+		return 0, fmt.Errorf("namespace %s: %w", name, err)
+	}
+	return st.Ino, nil
+}
+
 // netnsPids lists the processes whose network namespace is the named one
 // (what `ip netns pids` does).
 func netnsPids(name string) []int {
