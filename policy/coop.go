@@ -661,8 +661,9 @@ func (c *coop) switchOff(now time.Time, gs []dstGroup, g group, dStar, mss float
 // coop_probe.go — or the whole epoch where a chained step runs in its
 // second half (queueProbe.chain), on a path where an up-probe moves the
 // target, in an epoch that began at this terminal's working point) and
-// whether the windows of the terminals under bounds (Σ cwnd, own and reported) have risen by more
-// than a quarter since the epoch's first evaluation (rose). Then the queue
+// whether the windows of the terminals under bounds (Σ cwnd, own and
+// reported) have risen by more than a quarter since the epoch's first
+// evaluation (rose). Then the queue
 // moves on purpose: a peer that probes when this terminal does not (their
 // schedules apart after different verdicts) raises it under this terminal's
 // test — lab, heterogeneous 100 Mbit/s on the 16-core machine, 2026-11-26:

@@ -779,7 +779,7 @@ func (q *queueProbe) judge(cp CoopParams) string {
 	case ok:
 		q.adopt(to)
 		verdict = "adopted"
-	case q.promising(cp, from, c, arm, base, false):
+	case q.promising(cp, from, c, arm, false):
 		q.measureAgain(probePool{from: from, to: to, epoch: q.epoch, arms: arm, base: base, probe: probe, tail: tails})
 		verdict = "promising, measured again"
 	default:
@@ -805,10 +805,10 @@ func paidForQueue(cp CoopParams, s float64) bool { return s > float64(cp.QueueSe
 // contender, its arm arm of a pool compared as c, has the size of a gain
 // (UpGain) but not yet its standing, and may be measured again: a held
 // probe, or an up-probe from above the pair (paidForQueue), or one checked
-// against the epoch's tail (checked: its first look stood out of the
-// baseline's scatter by 2 standard errors) from where the group has already
-// carried UpGain more than its baseline base (belowEvidence), with arms to
-// spare (ProbePoolArms).
+// against the epoch's tail (its first look stood out of the baseline's
+// scatter by 2 standard errors) from where the group has already carried
+// UpGain more than its baseline (evidenced: belowEvidence, which
+// judgeAgainstTail asks), with arms to spare (ProbePoolArms).
 //
 // The third is the up-probe choose would make anyway after a failed one
 // (its evidence), made at once and with this arm's samples pooled, not
@@ -826,9 +826,8 @@ func paidForQueue(cp CoopParams, s float64) bool { return s > float64(cp.QueueSe
 // the gain of the held step 2 → 1 (× 1.3–3.0) coming only after it. A
 // medium that gains nothing from queue gives no evidence where its start
 // delivered what the pair does (802.11g: × 0.97–1.04).
-func (q *queueProbe) promising(cp CoopParams, from float64, c armComparison, arm int, base []float64, checked bool) bool {
-	paid := paidForQueue(cp, from) || checked && q.belowEvidence(base)
-	return (q.hold || q.dir > 0 && paid) && c.ratio >= 1+ProbeUpGain && arm < ProbePoolArms
+func (q *queueProbe) promising(cp CoopParams, from float64, c armComparison, arm int, evidenced bool) bool {
+	return (q.hold || q.dir > 0 && (paidForQueue(cp, from) || evidenced)) && c.ratio >= 1+ProbeUpGain && arm < ProbePoolArms
 }
 
 // measureAgain keeps a promising probe's arms p for its next arm: the same
@@ -903,7 +902,7 @@ func (q *queueProbe) judgeAgainstTail(cp CoopParams) string {
 		q.adopt(to)
 		q.tail = q.probe
 		return measured + ", adopted" + armNote(false, p.arms, p.arms > 1)
-	case q.promising(cp, from, c, p.arms, p.base, true):
+	case q.promising(cp, from, c, p.arms, q.belowEvidence(p.base)):
 		q.measureAgain(p) // startEpoch adds this epoch's tail to the pool's
 		return measured + ", promising, measured again" + armNote(false, p.arms, true)
 	}
