@@ -163,7 +163,7 @@ func TestThreeAgentsOnABridge(t *testing.T) {
 	srv := nettest.NewNS(t, "agsrv")
 	stas := []*nettest.NS{nettest.NewNS(t, "agsta"), nettest.NewNS(t, "agsta"), nettest.NewNS(t, "agsta")}
 	addrs := nettest.Bridge(t, srv, "10.77.213", stas...)
-	const hi = 10
+	const hi, monitorEvery = 10, 200 * time.Millisecond
 	agents := make([]*runningAgent, len(stas))
 	devs := make([]string, len(stas))
 	for i, s := range stas {
@@ -171,7 +171,7 @@ func TestThreeAgentsOnABridge(t *testing.T) {
 		// A 20 Mbit/s bottleneck with a long FIFO: unbounded CUBIC grows
 		// its cwnd far beyond hi.
 		nettest.RateLimit(t, nettest.Link{NS: s, Dev: devs[i], Addr: addrs[i]}, "20mbit", 1000)
-		args := []string{"--iface", devs[i], "--key-file", key, "--group", "itest", "--monitor-interval", "200ms"}
+		args := []string{"--iface", devs[i], "--key-file", key, "--group", "itest", "--monitor-interval", monitorEvery.String()}
 		if i < 2 {
 			args = append(args, "--policy", "static", "--param", fmt.Sprintf("static_hi=%d", hi))
 		} else {
@@ -205,9 +205,21 @@ func TestThreeAgentsOnABridge(t *testing.T) {
 	}
 	t.Logf("all agents at N = 3 after %v", time.Since(start).Round(time.Millisecond))
 
-	// The flows' cwnd respects the bound, sampled for 2 s; each agent sees
-	// its upload (active) and the datapath reports the upper bound applied.
-	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+	// The datapath reports the upper bound applied on every terminal; from
+	// a monitor interval after that (a status's cwnd is the last monitor
+	// sample, which may predate the first clamped ACK) the flows' cwnd
+	// respects the bound, sampled for 2 s, and each agent sees its upload
+	// (active).
+	for i, a := range agents {
+		r := a.waitStatus(t, 5*time.Second, "bound hits", func(r agent.StatusReport) bool {
+			return len(r.Hits) > 0 && r.Hits[0].HiHits > 0
+		})
+		if r.Backend == "" || r.Policy != "static" || !r.PolicyOn {
+			t.Fatalf("%s: status %+v", stas[i].Name, r)
+		}
+	}
+	time.Sleep(2 * monitorEvery)
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(monitorEvery) {
 		for i, a := range agents {
 			r := a.waitStatus(t, 5*time.Second, "status", func(agent.StatusReport) bool { return true })
 			active := 0
@@ -225,14 +237,6 @@ func TestThreeAgentsOnABridge(t *testing.T) {
 			if active == 0 {
 				t.Fatalf("%s: no active managed flow: %+v", stas[i].Name, r.Flows)
 			}
-		}
-	}
-	for i, a := range agents {
-		r := a.waitStatus(t, 5*time.Second, "bound hits", func(r agent.StatusReport) bool {
-			return len(r.Hits) > 0 && r.Hits[0].HiHits > 0
-		})
-		if r.Backend == "" || r.Policy != "static" || !r.PolicyOn {
-			t.Fatalf("%s: status %+v", stas[i].Name, r)
 		}
 	}
 
