@@ -1823,3 +1823,47 @@ func TestQueueProbeCheckSurvivesItsOwnDrain(t *testing.T) {
 		})
 	}
 }
+
+// A probe whose windows step back to the learned value without adopting it
+// (rejected, or stepped back to be checked against the epoch's tail)
+// leaves the capacity estimate where it found it: the estimate's rise
+// during the probe followed the probe's queue, and at the learned value it
+// would size the windows above the baseline's (unprobe). An adopted probe
+// keeps it, and the step chained on it starts from there.
+func TestCoopProbeNotAdoptedLeavesTheEstimateWhereItFoundIt(t *testing.T) {
+	const before, during = 6e6, 10e6
+	for _, c := range []struct {
+		name        string
+		end         func(q *queueProbe) // the probe's verdict
+		adopted     bool
+		want        float64
+		stillActive bool
+	}{
+		{"rejected", func(q *queueProbe) { q.decided = true }, false, before, false},
+		{"stepped back to be checked", func(q *queueProbe) { q.checking = true }, false, before, false},
+		{"adopted", func(q *queueProbe) { q.decided, q.segs = true, 8 }, true, during, false},
+		{"adopted, the next step chained", func(q *queueProbe) { q.segs, q.second = 8, true }, true, during, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			co := newCoopT(t, Params{})
+			co.capacity, co.probe = before, queueProbe{n: 4, dir: 1} // an up-probe 2 → 8 comes into force
+			co.unprobe(false, false)
+			co.capacity = during // the estimate followed the probe's delivery
+			co.unprobe(true, false)
+			c.end(&co.probe)
+			co.unprobe(true, c.adopted)
+			if co.capacity != c.want || co.probe.probing(co.p.Coop) != c.stillActive {
+				t.Fatalf("estimate %.0f, a probe in force %v; want %.0f, %v", co.capacity, co.probe.probing(co.p.Coop), c.want, c.stillActive)
+			}
+			if !c.stillActive {
+				return
+			}
+			co.capacity = 12e6 // the chained step's arm
+			co.probe.decided = true
+			co.unprobe(true, false)
+			if co.capacity != during {
+				t.Errorf("the chained step rejected: estimate %.0f, want its start's %.0f", co.capacity, during)
+			}
+		})
+	}
+}
