@@ -470,9 +470,11 @@ func (c *coop) stepProbe(v View, g group, mss, dStar float64, update bool) strin
 // the baseline's had been 7, and the epoch's tail, measured at them,
 // delivered × 1.26 of the baseline (the receivers' count): the check
 // against it read the probe × 0.943 where the receivers read × 1.177, and
-// rejected it. Over the checked up-probes of the thirty-eighth to fortieth
-// sessions' runs the tail delivered × 1.16 (median) of the baseline after a
-// step 2 → 8, × 1.09 after 8 → 32.
+// rejected it. Over the checked up-probes of the valid runs of the
+// thirty-eighth and thirty-ninth sessions the receivers' tail was × 1.10
+// (median, 7 probes) of the baseline after a step 2 → 8; at 8 → 32, where
+// the learned queue dominates the windows, × 1.00 (experiments/papers/
+// probes.py).
 func (c *coop) unprobe(was, moved bool) {
 	switch probing := c.probe.probing(c.p.Coop); {
 	case !probing:

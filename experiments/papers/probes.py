@@ -15,13 +15,15 @@ the evaluations' offset in it is read from the leader's bounds records.
 Probes judged against another baseline (a chained step's, or one that went
 on as the next epoch's probe against its first arm) are left out.
 
-Usage: probes.py RESULTS_DIR [...]   (directories written by `coopcc lab
-run`; every run under DIR/runs/, valid or not, is read and marked). Prints
+Usage: probes.py [--only TEXT] RESULTS_DIR [...]   (directories written by
+`coopcc lab run`; every run under DIR/runs/, valid or not, is read and
+marked; --only keeps the runs whose name contains TEXT, e.g.
+wired_rate=100Mbps). Prints
 one line per probe: the step, the agents' ratios (the first look against
 the baseline; against the tail where checked) and the receivers' (probe
 over baseline, tail over baseline, probe over tail: the tail is the learned
 value's only where the probe was not adopted at its first look), then the
-medians per step."""
+medians per step over the runs the emulator marked valid."""
 import csv
 import datetime
 import glob
@@ -114,11 +116,14 @@ def probes(run):
                    "probe/base": probe / base, "tail/base": tail / base, "probe/tail": probe / tail}
 
 
-def main(dirs):
+def main(args):
+    only = ""
+    if len(args) > 1 and args[0] == "--only":
+        only, args = args[1], args[2:]
     rows = []
-    for d in dirs:
+    for d in args:
         for run in sorted(glob.glob(os.path.join(d, "runs", "*"))):
-            if all(os.path.exists(os.path.join(run, f)) for f in ("receivers.csv", "run.json")):
+            if only in os.path.basename(run) and all(os.path.exists(os.path.join(run, f)) for f in ("receivers.csv", "run.json")):
                 rows += list(probes(run))
     print("step     agents: first  tail    | receivers: probe/base tail/base probe/tail | run")
     for r in rows:
@@ -127,8 +132,10 @@ def main(dirs):
             *r["step"], r["first"], tail, r["probe/base"], r["tail/base"], r["probe/tail"],
             os.path.basename(r["run"]), "" if r["valid"] else " (invalid)"))
     print()
-    for step in sorted({r["step"] for r in rows}):
-        rs = [r for r in rows if r["step"] == step]
+    valid = [r for r in rows if r["valid"]]
+    print("medians over the probes of the valid runs (%d of %d probes):" % (len(valid), len(rows)))
+    for step in sorted({r["step"] for r in valid}):
+        rs = [r for r in valid if r["step"] == step]
         checked = [r for r in rs if r["tail"]]
         line = "%d → %d: %d probes, median first look ×%.3f, receivers probe/base ×%.3f" % (
             *step, len(rs), statistics.median(r["first"] for r in rs), statistics.median(r["probe/base"] for r in rs))
