@@ -395,7 +395,7 @@ func (c *coop) estimate(now time.Time, g group, dStar, mss float64, update bool)
 	switch {
 	case c.capacity == 0:
 		first := firstEstimate(g, c.lastGroup, mss, c.p.EvalInterval)
-		c.capacity = max(first, g.n()*mss)
+		c.capacity, c.probeCap = max(first, g.n()*mss), 0 // a probe's start belongs to the estimate before (unprobe)
 		if !cp.DisableSwitchOff && c.pay.trusted(now) {
 			// The elasticity test starts with it, so the first windows
 			// are a probe at today's queue, not a slam to the target's.

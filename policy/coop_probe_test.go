@@ -1866,4 +1866,17 @@ func TestCoopProbeNotAdoptedLeavesTheEstimateWhereItFoundIt(t *testing.T) {
 			}
 		})
 	}
+	// The capacity measured again (its first estimate) while a probe is in
+	// force: the probe's start is the new estimate's, not the old one's.
+	co := newCoopT(t, Params{})
+	co.capacity, co.probe = before, queueProbe{n: 4, dir: 1}
+	co.unprobe(false, false)
+	co.capacity = 0
+	co.estimate(t0, group{measured: 9e6, rbar: 0.004}, 0.002, 1448, true)
+	co.unprobe(true, false)
+	co.probe.decided = true
+	co.unprobe(true, false)
+	if co.capacity != 9e6 {
+		t.Errorf("a probe rejected after the capacity was measured again: estimate %.0f, want the new first estimate's 9e6", co.capacity)
+	}
 }
