@@ -449,15 +449,16 @@ func (c *coop) stepProbe(v View, g group, mss, dStar float64, update bool) strin
 	if c.probe.current(cp) != segsBefore || c.probe.probing(cp) {
 		c.comp.restartEpisode()
 	}
-	c.unprobe(segsBefore != learnedBefore, c.probe.learned(cp) != learnedBefore)
+	c.unprobe(c.probe.learned(cp) != learnedBefore)
 	return note
 }
 
 // unprobe keeps the capacity estimate of a probe's start for when its
 // windows step back to the learned value without adopting it (a rejection,
 // or a check against the epoch's tail): the estimate then returns to it,
-// never higher. was reports whether a probe's value was in force before
-// this evaluation's step, moved whether the learned value changed in it.
+// never higher. moved reports whether the learned value changed in this
+// evaluation's step; probeCap is set exactly while a probe's value was in
+// force at the evaluation before.
 //
 // While an up-probe's windows are in force the group delivers more and the
 // estimate follows it (an idle bottleneck's ramp, nextCapacity), and the
@@ -475,10 +476,10 @@ func (c *coop) stepProbe(v View, g group, mss, dStar float64, update bool) strin
 // (median, 7 probes) of the baseline after a step 2 → 8; at 8 → 32, where
 // the learned queue dominates the windows, × 1.00 (experiments/papers/
 // probes.py).
-func (c *coop) unprobe(was, moved bool) {
+func (c *coop) unprobe(moved bool) {
 	switch probing := c.probe.probing(c.p.Coop); {
 	case !probing:
-		if was && !moved && c.probeCap > 0 {
+		if !moved && c.probeCap > 0 {
 			c.capacity = min(c.capacity, c.probeCap)
 		}
 		c.probeCap = 0

@@ -1847,11 +1847,11 @@ func TestCoopProbeNotAdoptedLeavesTheEstimateWhereItFoundIt(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			co := newCoopT(t, Params{})
 			co.capacity, co.probe = before, queueProbe{n: 4, dir: 1} // an up-probe 2 → 8 comes into force
-			co.unprobe(false, false)
+			co.unprobe(false)
 			co.capacity = during // the estimate followed the probe's delivery
-			co.unprobe(true, false)
+			co.unprobe(false)
 			c.end(&co.probe)
-			co.unprobe(true, c.adopted)
+			co.unprobe(c.adopted)
 			if co.capacity != c.want || co.probe.probing(co.p.Coop) != c.stillActive {
 				t.Fatalf("estimate %.0f, a probe in force %v; want %.0f, %v", co.capacity, co.probe.probing(co.p.Coop), c.want, c.stillActive)
 			}
@@ -1860,7 +1860,7 @@ func TestCoopProbeNotAdoptedLeavesTheEstimateWhereItFoundIt(t *testing.T) {
 			}
 			co.capacity = 12e6 // the chained step's arm
 			co.probe.decided = true
-			co.unprobe(true, false)
+			co.unprobe(false)
 			if co.capacity != during {
 				t.Errorf("the chained step rejected: estimate %.0f, want its start's %.0f", co.capacity, during)
 			}
@@ -1870,12 +1870,12 @@ func TestCoopProbeNotAdoptedLeavesTheEstimateWhereItFoundIt(t *testing.T) {
 	// force: the probe's start is the new estimate's, not the old one's.
 	co := newCoopT(t, Params{})
 	co.capacity, co.probe = before, queueProbe{n: 4, dir: 1}
-	co.unprobe(false, false)
+	co.unprobe(false)
 	co.capacity = 0
 	co.estimate(t0, group{measured: 9e6, rbar: 0.004}, 0.002, 1448, true)
-	co.unprobe(true, false)
+	co.unprobe(false)
 	co.probe.decided = true
-	co.unprobe(true, false)
+	co.unprobe(false)
 	if co.capacity != 9e6 {
 		t.Errorf("a probe rejected after the capacity was measured again: estimate %.0f, want the new first estimate's 9e6", co.capacity)
 	}
