@@ -38,7 +38,7 @@ EVAL = 0.5
 EPOCH_TICKS = 10
 FIRST = re.compile(r"queue probe (\d+) → (\d+) segments per contender: delivery ×([0-9.]+) \(±([0-9.]+)\)(, | \(arm)")
 TAIL = r"queue probe {} → {} segments per contender: delivery ×([0-9.]+) \(±([0-9.]+)\) of the epoch's tail"
-OTHER_BASE = ("against the same baseline", "chained into", "begun in the epoch's second half")
+OTHER_BASE = ("against the same baseline", "chained into")
 
 
 def stamp(s):
