@@ -301,7 +301,7 @@ func (a *Agent) Tick(now time.Time) {
 	// debug`; in the lab, `[agent] args`).
 	a.log.Debug(MsgDecision, "policy", pol.Name(), "n", n, "active", dec.Active, "reason", reason)
 	if dec.Probe != "" {
-		a.log.Info(MsgQueueProbe, "policy", pol.Name(), "n", n, "queue_segments", dec.QueueSegments, "note", dec.Probe)
+		a.log.Info(MsgQueueProbe, "policy", pol.Name(), "n", n, "queue_segments", dec.QueueSegments, "access_shares", dec.Access, "note", dec.Probe)
 	}
 	desired := filter.desired(dec, flows)
 	// A destination entry that goes away: either control ended (the

@@ -92,6 +92,7 @@ type nPolicy struct {
 	panics bool
 	queue  uint32 // Decision.QueueSegments
 	plan   policy.ProbePlan
+	access bool   // Decision.Access
 	probe  string // Decision.Probe
 	mode   policy.Mode
 	rev    bool // Decision.Reversed
@@ -106,7 +107,7 @@ func (p *nPolicy) Decide(v View) Decision {
 	p.last = v
 	n := 1 + len(v.Peers)
 	d := Decision{Active: len(v.Flows) > 0, Default: PBounds{Hi: uint32(30 / n)}, Reason: "30/N", QueueSegments: p.queue, Mode: p.mode, Reversed: p.rev,
-		Plan: p.plan, Probe: p.probe}
+		Plan: p.plan, Access: p.access, Probe: p.probe}
 	if p.mode == policy.ModeCompeting {
 		d.Default = PBounds{Lo: 20}
 	}

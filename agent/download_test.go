@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"encoding/json"
 	"log/slog"
 	"net/netip"
 	"testing"
@@ -124,23 +125,56 @@ func TestUploadRateIsGoodputBetweenTicks(t *testing.T) {
 }
 
 // The queue per contender a policy advertises goes into the own status (TLV
-// 15), so does the probe it announces (TLVs 18 and 19), and the peers'
-// reach the policy with their sender ids, as does this terminal's own id.
+// 15), so does the probe it announces (TLVs 18 and 19) and the group's
+// split, the plan's too (TLV 20), and the peers' reach the policy with
+// their sender ids, as does this terminal's own id; the status report
+// shows the splits.
 func TestQueueSegmentsAdvertisedAndHeard(t *testing.T) {
 	h := newHarness(t, nil)
-	h.pol.queue, h.pol.plan = 32, policy.ProbePlan{Epoch: 7, Segments: 128, From: 5}
+	h.pol.queue, h.pol.plan, h.pol.access = 32, policy.ProbePlan{Epoch: 7, Segments: 128, From: 5, Access: true}, true
 	h.flows.flows = []Flow{flow("10.77.9.1:40000", "10.77.9.254:5201", 40)}
-	h.peers.live = []PeerStatus{{Sender: 0xbeef, ActiveFlows: 1, QueueSegments: 8, PlanEpoch: 6, PlanSegments: 2, PlanFrom: 5}}
+	h.peers.live = []PeerStatus{
+		{Sender: 0xbeef, ActiveFlows: 1, QueueSegments: 8, PlanEpoch: 6, PlanSegments: 2, PlanFrom: 5, PlanAccessShares: true},
+		{Sender: 0xcafe, ActiveFlows: 1, QueueSegments: 8, AccessShares: true},
+	}
 	h.a.Tick(time.Unix(1_700_000_000, 0))
 	if own := h.a.OwnStatus(); own.QueueSegments != 32 || own.PlanEpoch != 7 || own.PlanSegments != 128 || own.PlanFrom != 5 {
 		t.Fatalf("own status queue segments %d, plan %d in epoch %d from %d, want the policy's 32, 128 in 7 from 5", own.QueueSegments, own.PlanSegments, own.PlanEpoch, own.PlanFrom)
+	} else if !own.AccessShares || !own.PlanAccessShares {
+		t.Fatalf("own status shares per access %v, plan's %v, want the policy's true, true", own.AccessShares, own.PlanAccessShares)
 	}
 	ps := h.pol.last.Peers
-	if len(ps) != 1 || ps[0].QueueSegments != 8 || ps[0].ID != 0xbeef || ps[0].Plan != (policy.ProbePlan{Epoch: 6, Segments: 2, From: 5}) {
-		t.Fatalf("peers as the policy saw them: %+v, want queue segments 8, id 0xbeef, plan 2 in epoch 6 from 5", ps)
+	if len(ps) != 2 || ps[0].QueueSegments != 8 || ps[0].ID != 0xbeef || ps[0].Plan != (policy.ProbePlan{Epoch: 6, Segments: 2, From: 5, Access: true}) || ps[0].Access {
+		t.Fatalf("peers as the policy saw them: %+v, want queue segments 8, id 0xbeef, plan 2 in epoch 6 from 5 per access, equal rates learned", ps)
+	}
+	if ps[1].ID != 0xcafe || !ps[1].Access || ps[1].Plan != (policy.ProbePlan{}) {
+		t.Fatalf("second peer as the policy saw it: %+v, want id 0xcafe, per access learned, no plan", ps[1])
 	}
 	if h.pol.last.ID != h.peers.ID() {
 		t.Fatalf("own id in the view %#x, want the node's %#x", h.pol.last.ID, h.peers.ID())
+	}
+	b, err := json.Marshal(h.a.Status())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Self  map[string]any   `json:"self"`
+		Peers []map[string]any `json:"peers"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Self["access_shares"] != true || doc.Self["plan_access_shares"] != true || doc.Self["plan_from"] != 5.0 {
+		t.Errorf("self in the status report: %v, want access_shares, plan_access_shares and plan_from 5", doc.Self)
+	}
+	if len(doc.Peers) != 2 {
+		t.Fatalf("peers in the status report: %v", doc.Peers)
+	}
+	want := map[any][2]any{"000000000000beef": {nil, true}, "000000000000cafe": {true, nil}} // false: absent
+	for _, p := range doc.Peers {
+		if w, ok := want[p["sender"]]; !ok || p["access_shares"] != w[0] || p["plan_access_shares"] != w[1] {
+			t.Errorf("peer %v in the status report: access_shares %v, plan_access_shares %v, want %v", p["sender"], p["access_shares"], p["plan_access_shares"], w)
+		}
 	}
 }
 
@@ -161,7 +195,7 @@ func TestQueueProbeNoteLogged(t *testing.T) {
 			got = append(got, l)
 		}
 	}
-	if len(got) != 1 || got[0]["note"] != h.pol.probe || got[0]["queue_segments"] != 8.0 || got[0]["level"] != "INFO" {
-		t.Fatalf("queue probe lines %v, want one at info with the note and 8 segments", got)
+	if len(got) != 1 || got[0]["note"] != h.pol.probe || got[0]["queue_segments"] != 8.0 || got[0]["access_shares"] != false || got[0]["level"] != "INFO" {
+		t.Fatalf("queue probe lines %v, want one at info with the note, 8 segments and equal rates", got)
 	}
 }

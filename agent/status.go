@@ -63,6 +63,7 @@ func (a *Agent) ownStatusLocked(polName string) PeerStatus {
 	s.Policy = polName
 	s.QueueSegments = a.last.Decision.QueueSegments
 	s.PlanEpoch, s.PlanSegments, s.PlanFrom = a.last.Decision.Plan.Epoch, a.last.Decision.Plan.Segments, a.last.Decision.Plan.From
+	s.AccessShares, s.PlanAccessShares = a.last.Decision.Access, a.last.Decision.Plan.Access
 	s.LinkRate = uint32(min(max(a.last.LinkRate, 0)*1000, peer.MaxLinkRate))
 	s.AirChannel, s.AirBusy, s.AirOwn = airStatus(a.last.Air, peer.MaxAirChannel)
 	a.addDownloadsLocked(&s)
@@ -259,7 +260,7 @@ func peerView(p PeerStatus) PeerView {
 		ActiveFlows: int(p.ActiveFlows) + int(p.DownFlows), SRTT: p.SRTT, MinRTT: p.MinRTT,
 		DeliveryRate: float64(p.DeliveryRate) + float64(p.DownRate), Demand: p.Demand, AppLimited: p.AppLimited,
 		Capability: float64(p.Capability), Lo: p.Lo, Hi: p.Hi, QueueSegments: p.QueueSegments, Cwnd: p.Cwnd,
-		Plan: policy.ProbePlan{Epoch: p.PlanEpoch, Segments: p.PlanSegments, From: p.PlanFrom}, ID: p.Sender,
+		Plan: policy.ProbePlan{Epoch: p.PlanEpoch, Segments: p.PlanSegments, From: p.PlanFrom, Access: p.PlanAccessShares}, Access: p.AccessShares, ID: p.Sender,
 		LinkRate: float64(p.LinkRate) / 1000, Air: airShares(p.AirChannel, p.AirBusy, p.AirOwn),
 	}
 	if p.DownFlows > 0 {

@@ -40,6 +40,13 @@ type PeerReport struct {
 	PlanEpoch    uint32 `json:"plan_epoch,omitempty"`
 	PlanSegments uint32 `json:"plan_segments,omitempty"`
 	PlanFrom     uint32 `json:"plan_from,omitempty"`
+	// How the terminal's group shares its capacity among its terminals
+	// (peer TLV 20; each absent when false, equal rates): access_shares,
+	// per access, the split its probe leader learned; plan_access_shares,
+	// the announced plan's windows share per access in its epoch (a split
+	// probe).
+	AccessShares     bool `json:"access_shares,omitempty"`
+	PlanAccessShares bool `json:"plan_access_shares,omitempty"`
 	// The WLAN interface's PHY rate, kbit/s (absent when unknown).
 	LinkRateKbps uint32 `json:"link_rate_kbps,omitempty"`
 	// The WLAN interface's airtime over the sender's last interval, µs:
@@ -55,7 +62,8 @@ func peerReport(s PeerStatus, self bool) PeerReport {
 		MinRTTUs: usOrNil(s.MinRTT), DeliveryRate: s.DeliveryRate, DemandBytes: s.Demand, AppLimited: s.AppLimited,
 		Capability: s.Capability, Lo: s.Lo, Hi: s.Hi, Policy: s.Policy,
 		DownFlows: s.DownFlows, DownRate: s.DownRate, DownSRTTUs: usOrNil(s.DownSRTT), RcvHi: s.RcvHi,
-		QueueSegments: s.QueueSegments, PlanEpoch: s.PlanEpoch, PlanSegments: s.PlanSegments, PlanFrom: s.PlanFrom, LinkRateKbps: s.LinkRate,
+		QueueSegments: s.QueueSegments, PlanEpoch: s.PlanEpoch, PlanSegments: s.PlanSegments, PlanFrom: s.PlanFrom,
+		AccessShares: s.AccessShares, PlanAccessShares: s.PlanAccessShares, LinkRateKbps: s.LinkRate,
 		AirChannelUs: s.AirChannel, AirBusyUs: s.AirBusy, AirOwnUs: s.AirOwn}
 	if !self {
 		r.Sender = SenderID(s.Sender)

@@ -41,6 +41,11 @@ type Fields struct {
 	// The evaluation into that epoch the plan takes force from (TLV 19);
 	// omitted when 0, the epoch's start.
 	PlanFrom uint32 `json:"plan_from,omitempty"`
+	// How the sender's group shares its capacity (TLV 20): per access
+	// (bit 0), and the plan's windows per access (bit 1, a split probe);
+	// each omitted when false (equal rates).
+	AccessShares     bool `json:"access_shares,omitempty"`
+	PlanAccessShares bool `json:"plan_access_shares,omitempty"`
 	// The WLAN interface's transmit rate (TLV 16), kbit/s; omitted when 0.
 	LinkRateKbps uint32 `json:"link_rate_kbps,omitempty"`
 	// The airtime counters of the sender's last interval (TLV 17), µs;
@@ -60,7 +65,8 @@ func FieldsOf(s Status) Fields {
 		SRTTus: uint32(s.SRTT / time.Microsecond), MinRTTus: uint32(s.MinRTT / time.Microsecond),
 		DeliveryRate: strconv.FormatUint(s.DeliveryRate, 10), Demand: strconv.FormatUint(s.Demand, 10),
 		AppLimited: s.AppLimited, Capability: strconv.FormatUint(s.Capability, 10),
-		Lo: s.Lo, Hi: s.Hi, Policy: s.Policy, QueueSegments: s.QueueSegments, PlanEpoch: s.PlanEpoch, PlanSegments: s.PlanSegments, PlanFrom: s.PlanFrom, LinkRateKbps: s.LinkRate,
+		Lo: s.Lo, Hi: s.Hi, Policy: s.Policy, QueueSegments: s.QueueSegments, PlanEpoch: s.PlanEpoch, PlanSegments: s.PlanSegments, PlanFrom: s.PlanFrom,
+		AccessShares: s.AccessShares, PlanAccessShares: s.PlanAccessShares, LinkRateKbps: s.LinkRate,
 		AirChannelUs: s.AirChannel, AirBusyUs: s.AirBusy, AirOwnUs: s.AirOwn,
 	}
 	if s.hasDownloads() {
@@ -94,7 +100,8 @@ func (f Fields) Status() (Status, error) {
 		Lo: f.Lo, Hi: f.Hi, Policy: f.Policy,
 		DownFlows: f.DownFlows, DownRate: u("down_rate_Bps", f.DownRate, 10),
 		DownSRTT: time.Duration(f.DownSRTTus) * time.Microsecond, RcvHi: f.RcvHi,
-		QueueSegments: f.QueueSegments, PlanEpoch: f.PlanEpoch, PlanSegments: f.PlanSegments, PlanFrom: f.PlanFrom, LinkRate: f.LinkRateKbps,
+		QueueSegments: f.QueueSegments, PlanEpoch: f.PlanEpoch, PlanSegments: f.PlanSegments, PlanFrom: f.PlanFrom,
+		AccessShares: f.AccessShares, PlanAccessShares: f.PlanAccessShares, LinkRate: f.LinkRateKbps,
 		AirChannel: f.AirChannelUs, AirBusy: f.AirBusyUs, AirOwn: f.AirOwnUs,
 	}
 	return s, err

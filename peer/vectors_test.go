@@ -123,6 +123,16 @@ func generateVectors(t *testing.T) vectorFile {
 	planFrom.Seq, planFrom.PlanFrom = 8, 5
 	planFromMax := planFrom
 	planFromMax.PlanFrom = MaxPlanFrom
+	// A split probe (TLV 20 bit 1) in the plan's epoch: its windows share
+	// the group's capacity per access at the learned 32 segments per
+	// contender, where the group's learned split is equal rates (bit 0
+	// clear).
+	shares := plan
+	shares.Seq, shares.PlanSegments, shares.PlanAccessShares = 9, 32, true
+	// A group that shares per access (TLV 20 bit 0), its leader between
+	// probes (no TLV 18): right after TLV 17.
+	sharesAccess := air
+	sharesAccess.Seq, sharesAccess.AccessShares = 10, true
 	// Busy below own is valid: some drivers count the frames sent to the
 	// station apart from the busy time. Without TLVs 15 and 16.
 	airOwn := full
@@ -183,6 +193,8 @@ func generateVectors(t *testing.T) vectorFile {
 			{Name: "airtime with busy below own (TLV 17)", Note: "TLV 11 0c 000493e0 0000ea60 000124f8 (channel 300 000 us, busy 60 000 us, own 75 000 us) right after the policy, without TLVs 15 and 16: only busy <= channel and own <= channel are required", Encodes: true, MessageHex: hex.EncodeToString(enc(airOwn)), Fields: toFields(airOwn)},
 			{Name: "probe plan (TLV 18)", Note: "TLV 12 08 14fb1800 00000080 (epoch 352 000 000, 128 segments: an up-probe from the learned 32 of TLV 15) after TLV 17", Encodes: true, MessageHex: hex.EncodeToString(enc(plan)), Fields: toFields(plan)},
 			{Name: "probe plan from (TLV 19)", Note: "TLV 13 04 00000005 (the plan of TLV 18 takes force 5 evaluations into its epoch: a chained probe, in the epoch's second half) right after TLV 18", Encodes: true, MessageHex: hex.EncodeToString(enc(planFrom)), Fields: toFields(planFrom)},
+			{Name: "shares (TLV 20)", Note: "TLV 14 04 00000002 (bit 1: the windows of the plan of TLV 18, 12 08 14fb1800 00000020, share the group's capacity per access in its epoch at the learned 32 segments of TLV 15, a split probe; bit 0 clear: the group's learned split is equal rates) right after TLV 18", Encodes: true, MessageHex: hex.EncodeToString(enc(shares)), Fields: toFields(shares)},
+			{Name: "shares per access without a plan (TLV 20)", Note: "TLV 14 04 00000001 (bit 0: the sender's group shares its capacity per access) right after TLV 17, without TLVs 18 and 19", Encodes: true, MessageHex: hex.EncodeToString(enc(sharesAccess)), Fields: toFields(sharesAccess)},
 			{Name: "unknown TLV 200 skipped", Note: "TLV c8 03 78797a appended before the tag", MessageHex: hex.EncodeToString(unknown), Fields: toFields(full)},
 			{Name: "min RTT above srtt is clamped to srtt", Note: "min_rtt on the wire is 50000 us", MessageHex: hex.EncodeToString(clampMsg), Fields: toFields(clampOut)},
 		},
@@ -236,6 +248,18 @@ func generateVectors(t *testing.T) vectorFile {
 			{Name: "probe plan from TLV of 2 bytes", MessageHex: hex.EncodeToString(func() []byte {
 				b := body(enc(plan))
 				return reseal(c, append(b, TLVProbePlanFrom, 2, 0, 5))
+			}()), Reason: Malformed.String()},
+			{Name: "shares flags 4", MessageHex: hex.EncodeToString(func() []byte {
+				b := body(enc(shares))
+				binary.BigEndian.PutUint32(b[len(b)-4:], 4) // TLV 20 is the last
+				return reseal(c, b)
+			}()), Reason: OutOfRange.String()},
+			{Name: "shares of a probe plan without a probe plan", MessageHex: bad(func(b []byte) []byte {
+				return reseal(c, append(b, TLVShares, 4, 0, 0, 0, 2)) // TLV 20 bit 1 without TLV 18
+			}), Reason: OutOfRange.String()},
+			{Name: "shares TLV of 2 bytes", MessageHex: hex.EncodeToString(func() []byte {
+				b := body(enc(plan))
+				return reseal(c, append(b, TLVShares, 2, 0, 2))
 			}()), Reason: Malformed.String()},
 			{Name: "oversized (513 bytes)", MessageHex: hex.EncodeToString(bytes.Repeat([]byte{0}, MaxMessageSize+1)), Reason: Oversized.String()},
 		},

@@ -76,6 +76,24 @@ const (
 	// probe). Receivers that predate it skip it and take the plan to begin
 	// at its epoch's start: they ignore a plan that begins later in it.
 	TLVProbePlanFrom = 19 // u32 evaluations into the plan's epoch, 1..MaxPlanFrom
+	// TLVShares (a compatible extension of version 1; senders omit it when
+	// 0): how the sender's coop shares its group's capacity among the
+	// group's terminals by weighted max-min — per access (each terminal
+	// weighted by the frames one 802.11 access with aggregation carries for
+	// it) instead of at equal rates. Bit 0 (SharesAccess): the group's
+	// learned split, the one the sender uses (policy.Decision.Access); bit
+	// 1 (SharesPlanAccess, only with TLVProbePlan): the announced probe
+	// plan's windows use the per-access split in its epoch (a split probe,
+	// policy.ProbePlan.Access). Receivers that predate it skip it: they
+	// share at equal rates and follow a split probe's plan at equal rates.
+	TLVShares = 20 // u32 flags: 1 = the sender's group shares per access, 2 = its probe plan's windows do (only with TLVProbePlan)
+)
+
+// The bits of TLVShares' value. Any other bit set is out of range.
+const (
+	SharesAccess     = 1 << 0 // the sender's group shares its capacity per access (its learned split)
+	SharesPlanAccess = 1 << 1 // the sender's probe plan's windows share it per access (a split probe)
+	sharesKnown      = SharesAccess | SharesPlanAccess
 )
 
 // Valid ranges (inclusive). A message with any field outside them is
@@ -123,7 +141,14 @@ type Status struct {
 	// PlanFrom evaluations into epoch PlanEpoch the plan takes force (0 =
 	// the epoch's start: TLV 19 is omitted; only with PlanSegments).
 	PlanFrom uint32
-	LinkRate uint32 // the WLAN interface's transmit rate, kbit/s (0 = unknown)
+	// AccessShares: the sender's group shares its capacity per access, the
+	// split its probe leader learned (TLV 20 bit 0; false = equal rates).
+	AccessShares bool
+	// PlanAccessShares: the windows of the plan the sender announces share
+	// the capacity per access in its epoch, a split probe (TLV 20 bit 1;
+	// only with PlanSegments).
+	PlanAccessShares bool
+	LinkRate         uint32 // the WLAN interface's transmit rate, kbit/s (0 = unknown)
 
 	AirChannel uint32 // µs on the channel over the sender's last interval (0 = unknown: the TLV is omitted)
 	AirBusy    uint32 // µs of it the channel was busy
@@ -180,6 +205,8 @@ func (s Status) Validate() error {
 		return fmt.Errorf("probe plan from evaluation %d > %d", s.PlanFrom, MaxPlanFrom)
 	case s.PlanSegments == 0 && s.PlanFrom != 0:
 		return fmt.Errorf("probe plan from evaluation %d of 0 segments", s.PlanFrom)
+	case s.PlanSegments == 0 && s.PlanAccessShares:
+		return errors.New("probe plan shares per access of 0 segments")
 	case s.LinkRate > MaxLinkRate:
 		return fmt.Errorf("link rate %d > %d kbit/s", s.LinkRate, MaxLinkRate)
 	case s.AirChannel > MaxAirChannel:
@@ -230,7 +257,7 @@ func (s Status) Clamp() Status {
 	s.PlanSegments = min(s.PlanSegments, MaxQueueSegments)
 	s.PlanFrom = min(s.PlanFrom, MaxPlanFrom)
 	if s.PlanSegments == 0 {
-		s.PlanEpoch, s.PlanFrom = 0, 0
+		s.PlanEpoch, s.PlanFrom, s.PlanAccessShares = 0, 0, false
 	}
 	s.LinkRate = min(s.LinkRate, MaxLinkRate)
 	s.AirChannel = min(s.AirChannel, MaxAirChannel)
@@ -355,9 +382,24 @@ func (c *Codec) AppendEncode(dst []byte, s Status) ([]byte, error) {
 	if s.PlanSegments != 0 && s.PlanFrom != 0 {
 		dst = appendU32(dst, TLVProbePlanFrom, s.PlanFrom)
 	}
+	if sh := s.shares(); sh != 0 {
+		dst = appendU32(dst, TLVShares, sh)
+	}
 	total := len(dst) - start + TagSize
 	binary.BigEndian.PutUint16(dst[start+6:], uint16(total))
 	return c.tag(dst, dst[start:]), nil
+}
+
+// shares returns the value of TLV 20 (0 = omitted): bit 1 only with a plan.
+func (s Status) shares() uint32 {
+	var v uint32
+	if s.AccessShares {
+		v |= SharesAccess
+	}
+	if s.PlanAccessShares && s.PlanSegments != 0 {
+		v |= SharesPlanAccess
+	}
+	return v
 }
 
 func appendU32(dst []byte, typ byte, v uint32) []byte {
@@ -494,6 +536,12 @@ func parseTLVs(s *Status, b []byte) error {
 			s.PlanSegments = binary.BigEndian.Uint32(v[4:])
 		case TLVProbePlanFrom:
 			s.PlanFrom = binary.BigEndian.Uint32(v)
+		case TLVShares:
+			sh := binary.BigEndian.Uint32(v)
+			if sh&^sharesKnown != 0 {
+				return reject(OutOfRange, "shares flags %#x: bits other than %#x", sh, sharesKnown)
+			}
+			s.AccessShares, s.PlanAccessShares = sh&SharesAccess != 0, sh&SharesPlanAccess != 0
 		}
 	}
 	return nil
@@ -503,7 +551,7 @@ func parseTLVs(s *Status, b []byte) error {
 // variable-length type and -1 for an unknown type.
 func knownLen(typ byte) int {
 	switch typ {
-	case TLVActiveFlows, TLVCwnd, TLVSRTT, TLVMinRTT, TLVDownFlows, TLVDownSRTT, TLVRcvHi, TLVQueueSegments, TLVLinkRate, TLVProbePlanFrom:
+	case TLVActiveFlows, TLVCwnd, TLVSRTT, TLVMinRTT, TLVDownFlows, TLVDownSRTT, TLVRcvHi, TLVQueueSegments, TLVLinkRate, TLVProbePlanFrom, TLVShares:
 		return 4
 	case TLVDeliveryRate, TLVDemand, TLVCapability, TLVBounds, TLVDownRate, TLVProbePlan:
 		return 8

@@ -25,7 +25,8 @@ func equalStatus(a, b Status) bool {
 		a.DeliveryRate == b.DeliveryRate && a.Demand == b.Demand && a.AppLimited == b.AppLimited &&
 		a.Capability == b.Capability && a.Lo == b.Lo && a.Hi == b.Hi && a.Policy == b.Policy &&
 		a.DownFlows == b.DownFlows && a.DownRate == b.DownRate && a.DownSRTT == b.DownSRTT && a.RcvHi == b.RcvHi &&
-		a.QueueSegments == b.QueueSegments && a.PlanEpoch == b.PlanEpoch && a.PlanSegments == b.PlanSegments && a.PlanFrom == b.PlanFrom && a.LinkRate == b.LinkRate &&
+		a.QueueSegments == b.QueueSegments && a.PlanEpoch == b.PlanEpoch && a.PlanSegments == b.PlanSegments && a.PlanFrom == b.PlanFrom &&
+		a.AccessShares == b.AccessShares && a.PlanAccessShares == b.PlanAccessShares && a.LinkRate == b.LinkRate &&
 		a.AirChannel == b.AirChannel && a.AirBusy == b.AirBusy && a.AirOwn == b.AirOwn
 }
 
@@ -421,6 +422,102 @@ func TestProbePlanFromTLV(t *testing.T) {
 	}
 	// Framing: another length than 4, or twice, is malformed.
 	checkFraming(t, c, plain, msg, TLVProbePlanFrom, 4, []int{0, 1, 3, 5, 8})
+}
+
+func TestSharesTLV(t *testing.T) {
+	c := NewCodec(testKey, GroupID("lab"))
+	s := planStatus()
+	s.PlanFrom, s.AccessShares, s.PlanAccessShares = 5, true, true // the learned split per access, and a split probe's plan
+	msg := roundTrip(t, c, s)
+	// Ascending type order: TLV 20 comes last, right after TLVs 18 and 19.
+	body := msg[:len(msg)-TagSize]
+	if tlv := body[len(body)-22:]; tlv[0] != TLVProbePlan || tlv[10] != TLVProbePlanFrom || tlv[16] != TLVShares || tlv[17] != 4 ||
+		binary.BigEndian.Uint32(tlv[18:]) != SharesAccess|SharesPlanAccess {
+		t.Fatalf("last TLVs % x, want 12 08 14fb1800 00000080 13 04 00000005 14 04 00000003", tlv)
+	}
+	// Each bit alone, with and without TLV 19.
+	for _, tc := range []struct {
+		access, plan bool
+		from, want   uint32
+	}{{true, false, 5, SharesAccess}, {false, true, 5, SharesPlanAccess}, {false, true, 0, SharesPlanAccess}, {true, false, 0, SharesAccess}} {
+		s1 := s
+		s1.AccessShares, s1.PlanAccessShares, s1.PlanFrom = tc.access, tc.plan, tc.from
+		b := roundTrip(t, c, s1)
+		b = b[:len(b)-TagSize]
+		if tlv := b[len(b)-6:]; tlv[0] != TLVShares || binary.BigEndian.Uint32(tlv[2:]) != tc.want {
+			t.Errorf("access %v, plan %v, from %d: last TLV % x, want 14 04 %08x", tc.access, tc.plan, tc.from, tlv, tc.want)
+		}
+	}
+	// Omitted when 0 (equal rates, the plan's too): the message is the
+	// plan's without it, 6 bytes shorter.
+	s0 := s
+	s0.AccessShares, s0.PlanAccessShares = false, false
+	msg0 := must(t, c, s0)
+	if len(msg0) != len(msg)-6 {
+		t.Fatalf("message without TLV 20 is %d bytes, want %d - 6", len(msg0), len(msg))
+	}
+	if got, err := c.Decode(msg0); err != nil || got.AccessShares || got.PlanAccessShares || got.PlanSegments != 128 {
+		t.Fatalf("without TLV 20: %+v (%v)", got, err)
+	}
+	// Without a plan (TLVs 18 and 19 omitted), the learned split alone is
+	// sent; a split probe without a plan does not validate, and Clamp
+	// drops it.
+	none := s
+	none.PlanEpoch, none.PlanSegments, none.PlanFrom = 0, 0, 0
+	if _, err := c.Encode(none); err == nil || !strings.Contains(err.Error(), "probe plan shares per access") {
+		t.Errorf("encode of a split probe without segments: %v", err)
+	}
+	if cl := none.Clamp(); cl.PlanAccessShares || !cl.AccessShares || cl.Validate() != nil {
+		t.Errorf("clamp of a split probe without segments: access %v, plan %v (%v)", cl.AccessShares, cl.PlanAccessShares, cl.Validate())
+	}
+	none.PlanAccessShares = false
+	msgNone := roundTrip(t, c, none)
+	if len(msgNone) != len(msg)-16 {
+		t.Fatalf("message without TLVs 18 and 19 is %d bytes, want %d - 16", len(msgNone), len(msg))
+	}
+	if b := msgNone[:len(msgNone)-TagSize]; b[len(b)-6] != TLVShares || binary.BigEndian.Uint32(b[len(b)-4:]) != SharesAccess {
+		t.Fatalf("last TLV % x, want 14 04 00000001", b[len(b)-6:])
+	}
+	none.AccessShares = false
+	msgBare := must(t, c, none)
+	if len(msgBare) != len(msgNone)-6 {
+		t.Fatalf("message without TLVs 18-20 is %d bytes, want %d - 6", len(msgBare), len(msgNone))
+	}
+	// On the wire (a sender that does not validate): a bit other than the
+	// two, or bit 1 without TLV 18, out of range; 0 (which senders do not
+	// send) is equal rates.
+	plain := msg0[:len(msg0)-TagSize]
+	bare := msgBare[:len(msgBare)-TagSize]
+	for _, tc := range []struct {
+		name   string
+		body   []byte
+		shares uint32
+	}{
+		{"bit 2", plain, 4},
+		{"bits 0-2", plain, 7},
+		{"bit 31", plain, 1 << 31},
+		{"all bits", plain, ^uint32(0)},
+		{"a split probe without a plan", bare, SharesPlanAccess},
+		{"both without a plan", bare, SharesAccess | SharesPlanAccess},
+	} {
+		b := binary.BigEndian.AppendUint32(append(append([]byte(nil), tc.body...), TLVShares, 4), tc.shares)
+		if _, err := c.Decode(reseal(c, b)); ReasonOf(err) != OutOfRange {
+			t.Errorf("%s (%#x): reason %v (%v), want out of range", tc.name, tc.shares, ReasonOf(err), err)
+		}
+	}
+	b := binary.BigEndian.AppendUint32(append(append([]byte(nil), bare...), TLVShares, 4), 0)
+	if got, err := c.Decode(reseal(c, b)); err != nil || got.AccessShares || got.PlanAccessShares {
+		t.Errorf("TLV 20 of 0: %+v (%v)", got, err)
+	}
+	// Any order: TLV 20 before TLV 18 is read the same.
+	b = binary.BigEndian.AppendUint32(append(append([]byte(nil), bare...), TLVShares, 4), SharesPlanAccess)
+	b = append(b, TLVProbePlan, 8)
+	b = binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(b, 352_000_000), 128)
+	if got, err := c.Decode(reseal(c, b)); err != nil || !got.PlanAccessShares || got.PlanSegments != 128 {
+		t.Errorf("TLV 20 before TLV 18: %+v (%v)", got, err)
+	}
+	// Framing: another length than 4, or twice, is malformed.
+	checkFraming(t, c, plain, msg, TLVShares, 4, []int{0, 1, 2, 3, 5, 8})
 }
 
 // must encodes s, failing the test on an error.

@@ -368,7 +368,7 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 	// 4 ms), and a queue of the group then drains with the windows
 	// following it down (coop_compete.go).
 	dStar = c.targetQueue(g, mss, c.capacity, c.probe.current(cp))
-	share := terminalShare(cp, g.terms, c.capacity)
+	share := terminalShare(withSplit(cp, c.probe.accessNow()), g.terms, c.capacity)
 	per, targets := flowBounds(cp, v.Flows, share, g, c.windowQueue(dStar, g.d, g.air), inflated, c.p.MSS)
 	if c.comp.open() {
 		c.capToEpisode(per)
@@ -378,7 +378,7 @@ func (c *coop) evaluate(v View, gs []dstGroup, g group, update bool) Decision {
 	d := decision(per, c.reason(g, gain, targetRatio, dStar, share, inflated, boundsReason(gs, per, targets), probeNote))
 	d.Reason, d.Reversed = joinReasons(rev, d.Reason), reversed
 	if !cp.DisableQueueProbe {
-		d.QueueSegments = uint32(c.probe.learned(cp))
+		d.QueueSegments, d.Access = uint32(c.probe.learned(cp)), c.probe.access
 		d.Plan, d.Probe = c.probe.announced(cp), stepNote
 	}
 	return d
@@ -432,6 +432,7 @@ func (c *coop) estimate(now time.Time, g group, dStar, mss float64, update bool)
 func (c *coop) stepProbe(v View, g group, mss, dStar float64, update bool) string {
 	cp := c.p.Coop
 	segsBefore, learnedBefore := c.probe.current(cp), c.probe.learned(cp)
+	splitBefore, learnedSplit := c.probe.accessNow(), c.probe.access
 	var note string
 	leader, follow, ids := probeLeader(v.ID, v.Peers)
 	switch {
@@ -439,17 +440,17 @@ func (c *coop) stepProbe(v View, g group, mss, dStar float64, update bool) strin
 	case follow:
 		note = c.probe.follow(cp, v.Now, c.p.EvalInterval, leader)
 	case c.probe.following:
-		c.probe = queueProbe{segs: c.probe.segs} // leading now: its own measurement starts again
+		c.probe = queueProbe{segs: c.probe.segs, access: c.probe.access} // leading now: its own measurement starts again
 	case !ids:
 		c.probe.agree(cp, v.Now, c.p.EvalInterval, v.Peers)
 	}
 	if !c.probe.following {
 		note = c.observeProbe(v.Now, g, mss, dStar, update, ids || len(v.Peers) == 0)
 	}
-	if c.probe.current(cp) != segsBefore || c.probe.probing(cp) {
+	if c.probe.current(cp) != segsBefore || c.probe.accessNow() != splitBefore || c.probe.probing(cp) {
 		c.comp.restartEpisode()
 	}
-	c.unprobe(c.probe.learned(cp) != learnedBefore)
+	c.unprobe(c.probe.learned(cp) != learnedBefore || c.probe.access != learnedSplit)
 	return note
 }
 
@@ -550,7 +551,7 @@ func (c *coop) observeProbe(now time.Time, g group, mss, sized float64, update, 
 	eligible := c.capacity > 0 && !ramping && c.queueLetsProbe(g.d, span)
 	bites := func(s float64) bool { return c.probeMoves(g, mss, s) }
 	deep := g.d >= c.targetQueue(g, mss, c.capacity, c.probe.probeValue(cp, 1))
-	t := probeTick{n: len(g.terms), delivery: g.measured, sampled: g.terms[0].rateSampled, eligible: eligible, deep: deep, halves: halves}
+	t := probeTick{n: len(g.terms), delivery: g.measured, sampled: g.terms[0].rateSampled, eligible: eligible, deep: deep, halves: halves, splits: halves && splitDiffers(cp, g.terms), skew: splitSkew(cp, g.terms)}
 	return c.probe.observe(cp, now, c.p.EvalInterval, t, bites)
 }
 

@@ -41,6 +41,10 @@ type ProbePlan struct {
 	Epoch    uint32
 	Segments uint32
 	From     uint32
+	// Access: the plan's windows share the capacity per access (a split
+	// probe, coop_split.go), where the group's learned split is equal
+	// rates; false: equal rates.
+	Access bool
 }
 
 // probeLeader returns the peer whose probe this terminal (id self; 0 =
@@ -74,24 +78,30 @@ func probeLeader(self uint64, peers []PeerView) (leader PeerView, follow, ids bo
 // went from 8 to 2 segments per contender and a tick later to the chained
 // step's 32 (window bounds 16 → 9 → 41), inside the chained step's
 // settling. Its own probe's state is dropped: should it lead later (the
-// leader left), its measurement starts again (restart). It returns a note
-// when the learned value changed.
+// leader left), its measurement starts again (restart). The leader's split
+// (coop_split.go) is taken the same way: its learned one, and in its plan's
+// phase the plan's. It returns a note when the learned value or split
+// changed.
 func (q *queueProbe) follow(cp CoopParams, now time.Time, period time.Duration, l PeerView) string {
-	was := q.learned(cp)
-	*q = queueProbe{segs: peerSegments(cp, l.QueueSegments), following: true}
-	q.lead = q.segs
+	was, wasAccess := q.learned(cp), q.access
+	*q = queueProbe{segs: peerSegments(cp, l.QueueSegments), following: true, access: l.Access}
+	q.lead, q.leadAccess = q.segs, q.access
 	if e, phase, ok := epochAt(now, period); ok && l.Plan.Segments > 0 && l.Plan.Epoch == uint32(e) {
 		s := peerSegments(cp, l.Plan.Segments)
 		from := int64(min(l.Plan.From, ProbeEpochTicks)) * int64(period)
 		q.epoch, q.second = e, from > 0 // a chained probe's phase runs to the epoch's end (coop.groupProbing)
 		if phase >= from {
-			q.lead = s // until the leader judges it: then it no longer announces it (announced)
+			q.lead, q.leadAccess = s, l.Plan.Access // until the leader judges it: then it no longer announces it (announced)
 		}
 	}
-	if q.segs == was {
-		return ""
+	var note string
+	if q.segs != was {
+		note = fmt.Sprintf("queue per contender %.0f → %.0f segments: the group's probe leader's", was, q.segs)
 	}
-	return fmt.Sprintf("queue per contender %.0f → %.0f segments: the group's probe leader's", was, q.segs)
+	if q.access != wasAccess {
+		note = joinReasons(note, fmt.Sprintf("split %s → %s: the group's probe leader's", splitName(wasAccess), splitName(q.access)))
+	}
+	return note
 }
 
 // announced returns the probe this terminal, leading, announces: the next
@@ -101,10 +111,12 @@ func (q *queueProbe) announced(cp CoopParams) ProbePlan {
 	switch {
 	case q.following:
 		return ProbePlan{}
+	case q.plan.dir != 0 && q.plan.split:
+		return ProbePlan{Epoch: uint32(q.plan.epoch), Segments: uint32(q.learned(cp)), Access: !q.access}
 	case q.plan.dir != 0:
-		return ProbePlan{Epoch: uint32(q.plan.epoch), Segments: uint32(q.probeValue(cp, q.plan.dir))}
+		return ProbePlan{Epoch: uint32(q.plan.epoch), Segments: uint32(q.probeValue(cp, q.plan.dir)), Access: q.access}
 	case q.open():
-		p := ProbePlan{Epoch: uint32(q.epoch), Segments: uint32(q.probeValue(cp, q.dir))}
+		p := ProbePlan{Epoch: uint32(q.epoch), Segments: uint32(q.probeTo(cp)), Access: q.accessNow()}
 		if q.second {
 			p.From = probeEnd
 		}

@@ -121,9 +121,21 @@ type queueProbe struct {
 	// lead is the queue per contender it puts in force now.
 	following bool
 	lead      float64
-	base      []float64
-	probe     []float64
-	tail      []float64
+	// The split of the capacity among the group's terminals (coop_split.go):
+	// access is the learned one (per access, or equal rates); split: this
+	// epoch's probe is the split probe (an up-probe of the other split at
+	// the learned segments); splitTried: one was judged at this group
+	// size; splits: the last evaluation found the split worth probing
+	// (splitDiffers, and this terminal leads); leadAccess: a follower's
+	// split in force, the leader's.
+	access, split, splitTried, splits, leadAccess bool
+	// resume: a chained step not sure at the epoch's end goes on as the
+	// next epoch's probe (judgeSecondHalf), before a split probe.
+	resume bool
+	skew   float64 // splitSkew of the last evaluation's group
+	base   []float64
+	probe  []float64
+	tail   []float64
 }
 
 // probePool is what the arms of a held probe judged promising (a gain the
@@ -245,7 +257,7 @@ func (q *queueProbe) current(cp CoopParams) float64 {
 		return q.lead
 	}
 	s := q.learned(cp)
-	if q.open() {
+	if q.open() && !q.split {
 		return q.probeValue(cp, q.dir)
 	}
 	return s
@@ -264,8 +276,11 @@ func (q *queueProbe) atWorkingPoint() bool {
 	return q.following || q.dir != 0 || len(q.base) > 0
 }
 
-// probing reports whether a probe's value is in force.
-func (q *queueProbe) probing(cp CoopParams) bool { return q.current(cp) != q.learned(cp) }
+// probing reports whether a probe's value is in force: its segments, or
+// its split (a split probe's, or a follower's leader's).
+func (q *queueProbe) probing(cp CoopParams) bool {
+	return q.current(cp) != q.learned(cp) || q.accessNow() != q.access
+}
 
 func (q *queueProbe) learned(cp CoopParams) float64 {
 	if q.segs == 0 {
@@ -304,6 +319,11 @@ type probeTick struct {
 	// queue under the other's elasticity test outside the phase it pauses
 	// for.
 	halves bool
+	// splits: the group's split is worth probing (splitDiffers) and this
+	// terminal leads it (halves); skew is what the per-access split costs
+	// the group's proportional fairness (splitSkew); coop_split.go.
+	splits bool
+	skew   float64
 }
 
 // observe feeds one periodic evaluation t at now (period: the evaluation
@@ -319,6 +339,7 @@ func (q *queueProbe) observe(cp CoopParams, now time.Time, period time.Duration,
 	if n != q.n {
 		q.restart(n, e, t.deep)
 	}
+	q.splits, q.skew = t.splits, t.skew
 	if delivery > 0 && !t.sampled {
 		// One ACK's sample is no delivery to remember: 3.13–3.18 MB/s
 		// where the medium carries 3.00–3.05 (lab, one terminal at 4 ms).
@@ -363,7 +384,7 @@ func (q *queueProbe) observe(cp CoopParams, now time.Time, period time.Duration,
 	case phase < probeSettle*int64(period):
 	case phase < probeEnd*int64(period):
 		if q.dir != 0 {
-			q.probe = append(q.probe, delivery)
+			q.probe = append(q.probe, q.splitFair(delivery))
 		}
 	default:
 		switch {
@@ -458,6 +479,7 @@ func (q *queueProbe) restart(n int, e int64, deep bool) {
 	q.n, q.epoch, q.dir, q.decided, q.smooth, q.best, q.triedUp, q.steady = n, e, 0, false, 0, 0, first && deep, 0
 	q.peak, q.moved = 0, false
 	q.triedBelow, q.hold, q.pool, q.checking, q.second = false, false, probePool{}, false, false
+	q.access, q.split, q.splitTried = false, false, false // a group of a new size starts at equal rates
 	q.base, q.probe, q.tail, q.start = nil, nil, nil, 0
 	if q.triedUp {
 		q.start = -1 // the next delivery is the credited start's (observe)
@@ -498,13 +520,14 @@ func (q *queueProbe) startEpoch(cp CoopParams, e int64, bites func(s float64) bo
 		q.base = q.tail
 	}
 	q.epoch, q.tail, q.probe, q.dir, q.decided, q.hold, q.checking, q.second = e, nil, nil, 0, false, false, false, false
+	q.split = false
 	if len(q.base) == 0 {
 		return note
 	}
 	if plan.epoch != e {
 		plan = q.choose(cp, e, q.base, bites)
 	}
-	q.dir, q.hold = plan.dir, plan.hold
+	q.dir, q.hold, q.split = plan.dir, plan.hold, plan.split
 	return joinReasons(note, plan.note)
 }
 
@@ -541,6 +564,7 @@ type probePlan struct {
 	epoch int64
 	dir   int
 	hold  bool
+	split bool // the split probe (coop_split.go), an up-probe at the learned segments
 	note  string
 }
 
@@ -550,6 +574,12 @@ func (q *queueProbe) choose(cp CoopParams, e int64, base []float64, bites func(s
 	plan := probePlan{epoch: e}
 	if q.pool.arms > 0 && (e-q.pool.epoch > probePoolGap || q.pool.from != q.learned(cp)) {
 		q.pool = probePool{} // its next arm did not come in time, or the value moved
+	}
+	resume := q.resume
+	q.resume = false
+	if q.splitDue(cp) && !resume {
+		plan.dir, plan.split = 1, true
+		return plan
 	}
 	if q.wait > 0 {
 		q.wait--
@@ -753,7 +783,7 @@ func (q *queueProbe) judge(cp CoopParams) string {
 		q.decided = true
 		return ""
 	}
-	from, to := q.learned(cp), q.probeValue(cp, q.dir)
+	from, to := q.learned(cp), q.probeTo(cp)
 	probe, base, tails, arm := q.pooled(from, to)
 	c := compareArms(probe, base)
 	// An up-probe's gain must also stand out of the ticks' noise: twice the
@@ -767,7 +797,7 @@ func (q *queueProbe) judge(cp CoopParams) string {
 	if q.dir < 0 && !belowPair(cp, to) {
 		ok = c.ratio > 1-ProbeDownLoss
 	}
-	measured := probeNote(from, to, c, z, "")
+	measured := q.note(from, to, c, z, "")
 	if ok && q.dir > 0 && !q.hold && !c.gains(ProbeSureZ) {
 		q.checking = true
 		q.pool = probePool{from: from, to: to, epoch: q.epoch, arms: arm, base: base, probe: probe, tail: tails}
@@ -827,7 +857,7 @@ func paidForQueue(cp CoopParams, s float64) bool { return s > float64(cp.QueueSe
 // medium that gains nothing from queue gives no evidence where its start
 // delivered what the pair does (802.11g: × 0.97–1.04).
 func (q *queueProbe) promising(cp CoopParams, from float64, c armComparison, arm int, evidenced bool) bool {
-	return (q.hold || q.dir > 0 && (paidForQueue(cp, from) || evidenced)) && c.ratio >= 1+ProbeUpGain && arm < ProbePoolArms
+	return !q.split && (q.hold || q.dir > 0 && (paidForQueue(cp, from) || evidenced)) && c.ratio >= 1+ProbeUpGain && arm < ProbePoolArms
 }
 
 // measureAgain keeps a promising probe's arms p for its next arm: the same
@@ -885,7 +915,7 @@ func armNote(hold bool, arm int, pooled bool) string {
 // or from below the group's evidence), measured again.
 func (q *queueProbe) judgeAgainstTail(cp CoopParams) string {
 	q.decided = true
-	from, to := q.learned(cp), q.probeValue(cp, q.dir)
+	from, to := q.learned(cp), q.probeTo(cp)
 	p := q.pool
 	if p.arms == 0 || p.from != from || p.to != to {
 		p = probePool{from: from, to: to, epoch: q.epoch, arms: 1, base: q.base, probe: q.probe}
@@ -896,7 +926,7 @@ func (q *queueProbe) judgeAgainstTail(cp CoopParams) string {
 		z = studentT975(welchDF(p.probe, tail))
 	}
 	c := compareArms(p.probe, tail)
-	measured := probeNote(from, to, c, z, " of the epoch's tail")
+	measured := q.note(from, to, c, z, " of the epoch's tail")
 	switch {
 	case c.gains(z):
 		q.adopt(to)
@@ -964,7 +994,7 @@ func (q *queueProbe) judgeSecondHalf(cp CoopParams) string {
 		q.adopt(to)
 		return measured + ", adopted (second half)"
 	case c.ratio+2*c.se/c.against >= 1+ProbeUpGain:
-		q.next, q.tail = 1, q.base
+		q.next, q.tail, q.resume = 1, q.base, true
 		return measured + ", not sure: the next epoch's probe, against the same baseline (second half)"
 	}
 	q.reject(cp, to)
@@ -1001,6 +1031,10 @@ func probeNote(from, to float64, c armComparison, z float64, of string) string {
 // adopt makes a probe's value the learned one; the next probe goes the
 // same way, with no wait.
 func (q *queueProbe) adopt(to float64) {
+	if q.split {
+		q.adoptSplit()
+		return
+	}
 	q.segs, q.next, q.backoff, q.triedUp, q.triedBelow = to, q.dir, 0, false, false
 	q.moved = true
 }
@@ -1008,6 +1042,10 @@ func (q *queueProbe) adopt(to float64) {
 // reject keeps the learned value; the next probe goes the other way after
 // the wait, which doubles.
 func (q *queueProbe) reject(cp CoopParams, to float64) {
+	if q.split {
+		q.rejectSplit()
+		return
+	}
 	q.triedUp = q.triedUp || q.dir > 0
 	q.triedBelow = q.triedBelow || belowPair(cp, to)
 	q.next, q.wait = -q.dir, q.backoff

@@ -67,6 +67,10 @@ type PeerView struct {
 	// Plan is the queue probe the peer announces for its group to follow
 	// (zero = none; coop_lead.go).
 	Plan ProbePlan
+	// Access: the peer's coop shares the group's capacity per access, the
+	// split its group's probe leader learned (coop_split.go); false: equal
+	// rates.
+	Access bool
 	// ID is the peer's sender id (random per start; 0 = unknown): the
 	// group's probe leader is the terminal with the lowest.
 	ID uint64
@@ -130,6 +134,9 @@ type Decision struct {
 	// Plan is the queue probe this terminal announces to its peers as the
 	// group's probe leader (zero = none; coop_lead.go).
 	Plan ProbePlan
+	// Access is what this terminal advertises as its group's split of the
+	// capacity: per access (true) or equal rates (coop_split.go).
+	Access bool
 	// Probe is what the queue probe did at this evaluation: a verdict, a
 	// value taken from the group ("" = nothing), for the agent's log.
 	Probe string

@@ -75,6 +75,18 @@ for m in v["valid"]:
         frm = u32(19)
         assert 1 <= frm <= 255, (m["name"], "TLV 19 from", frm)
         got.update(plan_from=frm)
+    # How the sender's group shares its capacity (TLV 20): u32 flags, bit 0
+    # (1) the group's learned split is per access, bit 1 (2) the windows of
+    # the plan of TLV 18 share per access (a split probe, only together with
+    # TLV 18); no other bit. Each left out of the JSON when false (equal
+    # rates: the TLV is omitted when 0).
+    down.update(access_shares=False, plan_access_shares=False)
+    if 20 in tlv:
+        assert len(tlv[20]) == 4, (m["name"], "TLV 20 length", len(tlv[20]))
+        sh = u32(20)
+        assert sh & ~3 == 0, (m["name"], "TLV 20 flags", sh)
+        assert not sh & 2 or 18 in tlv, (m["name"], "TLV 20 bit 1 without TLV 18")
+        got.update(access_shares=bool(sh & 1), plan_access_shares=bool(sh & 2))
     for k, zero in down.items():
         assert f.get(k, zero) == got.get(k, zero), (m["name"], k)
         got.pop(k, None)
