@@ -256,3 +256,24 @@ func TestQueueProbeFollowerSaysItTookTheSplit(t *testing.T) {
 		t.Errorf("the same split again: note %q, want none", note)
 	}
 }
+
+// A follower's windows take its leader's learned split: per access, a
+// 433 Mbit/s terminal beside a 65 Mbit/s leader gets 64 / (64 + 29.7) of
+// the capacity; at equal rates half.
+func TestCoopFollowerSharesAsItsLeaderLearned(t *testing.T) {
+	base, q := 4*time.Millisecond, 20*time.Millisecond
+	const slow = 5.484e-3 * 65e6 / 12000 // 29.7 frames at 65 Mbit/s
+	for _, access := range []bool{false, true} {
+		c := newCoopT(t, Params{})
+		p := inflatedPeer(base, q, 2e6)
+		p.LinkRate, p.ID, p.QueueSegments, p.Access = 65, 1, 32, access
+		d := c.Decide(View{Now: t0, ID: 2, LinkRate: 433, Flows: []FlowView{{Dst: dstA, MSS: 1448, SRTT: base + q, MinRTT: base, DeliveryRate: 2e6}}, Peers: []PeerView{p}})
+		want := 2e6
+		if access {
+			want = 4e6 * 64 / (64 + slow)
+		}
+		if got := c.targets[dstA]; math.Abs(got-want) > 0.001*want || d.Access != access {
+			t.Errorf("leader per access %v: share %v (advertised per access %v), want %v", access, got, d.Access, want)
+		}
+	}
+}
