@@ -41,9 +41,9 @@ type ProbePlan struct {
 	Epoch    uint32
 	Segments uint32
 	From     uint32
-	// Access: the plan's windows share the capacity per access (a split
-	// probe, coop_split.go), where the group's learned split is equal
-	// rates; false: equal rates.
+	// Access: the plan's windows share the capacity per access (the
+	// group's learned split, or a split probe's: coop_split.go); false: at
+	// equal rates.
 	Access bool
 }
 

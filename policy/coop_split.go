@@ -92,7 +92,10 @@ func (q *queueProbe) accessNow() bool {
 
 // splitDue reports whether this epoch's probe should be the split probe:
 // the group's split is worth probing (splits: splitDiffers, and this
-// terminal leads), it has not been probed at this group size, the medium
+// terminal leads), it is equal rates (a split probe goes one way, from
+// equal rates to per access: a terminal that took the lead from a leader
+// that left keeps the split it learned from it until the group's size
+// changes) and has not been probed at this group size, the medium
 // has paid for queue (paidForQueue: it aggregates) and no queue probe is
 // being pooled (choose also lets a chained step that was not sure go on
 // first). It comes before the next up-step: in the lab (heterogeneous,
@@ -100,7 +103,7 @@ func (q *queueProbe) accessNow() bool {
 // per-access split at 8 segments per contender carried 115.15 Mbit/s
 // (2 runs) against equal rates' 95.80 at 8 and 106.70 at 32.
 func (q *queueProbe) splitDue(cp CoopParams) bool {
-	return q.splits && !q.splitTried && paidForQueue(cp, q.learned(cp)) && q.pool.arms == 0
+	return q.splits && !q.access && !q.splitTried && paidForQueue(cp, q.learned(cp)) && q.pool.arms == 0
 }
 
 // probeTo is the segments per contender this epoch's probe puts in force:
@@ -166,7 +169,8 @@ func splitSkew(cp CoopParams, terms []terminal) float64 {
 // splitFair is a probe's sample of the group's delivery d (B/s) as the
 // split probe judges it: over the skew (splitSkew) while its per-access
 // split is in force, so that it compares the group's proportionally fair
-// utility with the baseline's at equal rates; d for any other probe.
+// utility with the baseline's at equal rates (splitDue: the learned split
+// is equal rates); d for any other probe.
 func (q *queueProbe) splitFair(d float64) float64 {
 	if q.split && q.accessNow() && q.skew > 1 {
 		return d / q.skew

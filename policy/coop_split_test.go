@@ -277,3 +277,15 @@ func TestCoopFollowerSharesAsItsLeaderLearned(t *testing.T) {
 		}
 	}
 }
+
+// A split probe goes from equal rates to per access only: a leader that
+// already shares per access (taken over from a leader that left) does not
+// probe back.
+func TestQueueProbeSplitOneWay(t *testing.T) {
+	cp := CoopParams{}.Defaults()
+	q := steadyProbe(1000)
+	q.segs, q.splits, q.access = 32, true, true
+	if p := q.choose(cp, 1001, []float64{3e6, 3e6, 3e6}, func(float64) bool { return true }); p.split {
+		t.Errorf("per access already: planned %+v, want no split probe", p)
+	}
+}
