@@ -18,13 +18,13 @@ import (
 // fast terminals to the slow one's pace (the 802.11 performance anomaly). In
 // the lab (heterogeneous, 802.11ac, two 433 Mbit/s phones, a 150 and a
 // 65 Mbit/s tablet, 1 Gbit/s wired; this VM, forty-first session, 20 s, the
-// queue probe off) a fixed 32 segments per contender carried 106.70 Mbit/s
-// (102.03–109.39, 3 runs) at equal rates and 138.17 (137.73–138.88) at the
+// queue probe off) a fixed 32 segments per contender carried 106.51 Mbit/s
+// (101.80–109.22, 3 runs) at equal rates and 137.96 (137.58–138.70) at the
 // per-access split, where plain CUBIC carries 120–130 at ten times the RTT;
 // the 65 Mbit/s tablet got 18.2–18.6 there, what CUBIC gives it. At
-// 100 Mbit/s wired the per-access split carried 8–9 % more (8 segments:
-// 72.71 against 66.62; 32: 84.32 against 77.82, 1 run each) but left that
-// tablet 9.8–11.3 Mbit/s, where equal rates gave it 15.6–19.2 and plain
+// 100 Mbit/s wired the per-access split carried 7–8 % more (8 segments:
+// 71.05 against 66.54, 2 runs each; 32: 83.92 against 77.74, 1 and 2) but
+// left that tablet 9.8–11.3 Mbit/s, where equal rates gave it 15.6–19.2 and plain
 // CUBIC, whose deep queues fill the wire there, 27.4. Which binds is not
 // known to a terminal, so the group's probe leader measures it: once the
 // group has learned that the medium pays for queue (more than the
@@ -46,7 +46,10 @@ import (
 // the weights' arithmetic over their geometric mean (splitSkew): the probe's
 // samples are divided by it (splitFair). For papers/003's four terminals
 // that is 1.049, so the split needs × 1.10 of the sum: the 1 Gbit/s case
-// gives × 1.29, the 100 Mbit/s case × 1.08–1.09.
+// gives × 1.29, the 100 Mbit/s case × 1.07–1.08. With the probe (60 s runs,
+// the same VM and session) the group carried 123.63 Mbit/s at 1 Gbit/s
+// wired (5 runs) against 100.47 for the code before and plain CUBIC's
+// 130.43 at 18 × the p95 RTT, and at 100 Mbit/s the probe was rejected.
 
 // splitDiffers reports whether the group's terms would share differently
 // per access than at equal rates: every terminal's PHY rate is known, some
@@ -100,8 +103,8 @@ func (q *queueProbe) accessNow() bool {
 // being pooled (choose also lets a chained step that was not sure go on
 // first). It comes before the next up-step: in the lab (heterogeneous,
 // 802.11ac, 1 Gbit/s wired, forty-first session, the probe off) the
-// per-access split at 8 segments per contender carried 115.15 Mbit/s
-// (2 runs) against equal rates' 95.80 at 8 and 106.70 at 32.
+// per-access split at 8 segments per contender carried 114.90 Mbit/s
+// (2 runs) against equal rates' 95.60 at 8 and 106.51 at 32.
 func (q *queueProbe) splitDue(cp CoopParams) bool {
 	return q.splits && !q.access && !q.splitTried && paidForQueue(cp, q.learned(cp)) && q.pool.arms == 0
 }
