@@ -457,6 +457,33 @@ func TestMetricsParseAsPrometheusText(t *testing.T) {
 	}
 }
 
+// The learned queue per contender and the group's split are exported
+// where the policy advertises a learned queue, and absent where it does not.
+func TestMetricsQueueAndSplit(t *testing.T) {
+	h := newHarness(t, nil)
+	h.flows.flows = []Flow{flow("10.77.9.1:40000", "10.77.9.254:5201", 40)}
+	h.a.Tick(time.Now())
+	fams := scrape(t, h.a)
+	for _, name := range []string{"coopcc_policy_queue_segments", "coopcc_policy_shares"} {
+		if _, ok := fams[name]; ok {
+			t.Errorf("%s exported with no learned queue", name)
+		}
+	}
+	h.pol.queue, h.pol.access = 32, true
+	h.a.Tick(time.Now())
+	fams = scrape(t, h.a)
+	if f, ok := fams["coopcc_policy_queue_segments"]; !ok || f.GetMetric()[0].GetGauge().GetValue() != 32 {
+		t.Fatalf("coopcc_policy_queue_segments %v, want 32", f)
+	}
+	got := map[string]float64{}
+	for _, m := range fams["coopcc_policy_shares"].GetMetric() {
+		got[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
+	}
+	if got["per_access"] != 1 || got["equal_rates"] != 0 {
+		t.Errorf("coopcc_policy_shares %v, want per_access 1, equal_rates 0", got)
+	}
+}
+
 func TestStatusSocket(t *testing.T) {
 	h := newHarness(t, nil)
 	h.flows.flows = []Flow{flow("10.77.9.1:40000", "10.77.9.254:5201", 40)}

@@ -36,6 +36,8 @@ var (
 	mTickSeconds = prometheus.NewDesc("coopcc_tick_duration_seconds", "Duration of the last control-loop iteration.", nil, nil)
 	mLinkRate    = prometheus.NewDesc("coopcc_link_rate_bits_per_second", "PHY rate the WLAN interface transmits at, smoothed over ticks, as its driver reports it (absent when unknown).", nil, nil)
 	mAir         = prometheus.NewDesc("coopcc_air_ratio", "Share of the WLAN channel's time over the last tick: busy, this terminal's own airtime (its transmissions and the frames sent to it), and another network's (foreign: busy, neither its own transmissions nor its network's frames), as its driver reports them (each absent when unknown).", []string{"kind"}, nil)
+	mQueueSegs   = prometheus.NewDesc("coopcc_policy_queue_segments", "Queue per contender the policy works at (coop: its group's learned value, peer TLV 15; absent when none).", nil, nil)
+	mShares      = prometheus.NewDesc("coopcc_policy_shares", "1 for the split of the capacity the policy's group uses (coop: equal_rates, or per_access, learned by its probe leader, peer TLV 20); absent with no learned queue.", []string{"split"}, nil)
 	mBackend     = prometheus.NewDesc("coopcc_datapath_info", "The datapath backend in use.", []string{"backend"}, nil)
 )
 
@@ -52,7 +54,7 @@ type agentCollector struct{ a *Agent }
 func (c agentCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{mFlowCwnd, mFlowSRTT, mFlowMinRTT, mFlowRate, mFlowLo, mFlowHi, mBoundLo, mBoundHi,
 		mBoundHits, mRestarts, mPeers, mPeersLive, mFlows, mMessages, mPolicy, mMode, mCompeting, mReversals, mGuard, mGuardCost, mGuardOff, mTicks, mErrors,
-		mChanges, mTickSeconds, mBackend, mLinkRate, mAir} {
+		mChanges, mTickSeconds, mBackend, mLinkRate, mAir, mQueueSegs, mShares} {
 		ch <- d
 	}
 }
@@ -95,6 +97,11 @@ func (c agentCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(mPolicy, g, b2f(r.PolicyOn), r.Policy)
 	for _, m := range []policy.Mode{policy.ModeCooperative, policy.ModeCompeting} {
 		ch <- prometheus.MustNewConstMetric(mMode, g, b2f(r.Mode == string(m)), string(m))
+	}
+	if q := r.Own.QueueSegments; q > 0 {
+		ch <- prometheus.MustNewConstMetric(mQueueSegs, g, float64(q))
+		ch <- prometheus.MustNewConstMetric(mShares, g, b2f(!r.Own.AccessShares), "equal_rates")
+		ch <- prometheus.MustNewConstMetric(mShares, g, b2f(r.Own.AccessShares), "per_access")
 	}
 	ch <- prometheus.MustNewConstMetric(mCompeting, prometheus.CounterValue, float64(r.Counts.CompetingEntries))
 	ch <- prometheus.MustNewConstMetric(mReversals, prometheus.CounterValue, float64(r.Counts.CompetingReversals))
