@@ -551,7 +551,8 @@ func (c *coop) observeProbe(now time.Time, g group, mss, sized float64, update, 
 	eligible := c.capacity > 0 && !ramping && c.queueLetsProbe(g.d, span)
 	bites := func(s float64) bool { return c.probeMoves(g, mss, s) }
 	deep := g.d >= c.targetQueue(g, mss, c.capacity, c.probe.probeValue(cp, 1))
-	t := probeTick{n: len(g.terms), delivery: g.measured, sampled: g.terms[0].rateSampled, eligible: eligible, deep: deep, halves: halves, splits: halves && splitDiffers(cp, g.terms), skew: splitSkew(cp, g.terms)}
+	skew, differs := splitSkew(cp, g.terms)
+	t := probeTick{n: len(g.terms), delivery: g.measured, sampled: g.terms[0].rateSampled, eligible: eligible, deep: deep, halves: halves, splits: halves && differs, skew: skew}
 	return c.probe.observe(cp, now, c.p.EvalInterval, t, bites)
 }
 

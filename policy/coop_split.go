@@ -153,11 +153,11 @@ func (q *queueProbe) rejectSplit() {
 
 // splitSkew is the per-access split's cost to the group's proportional
 // fairness: the arithmetic mean of the terms' per-access weights
-// (accessWeight) over their geometric mean, ≥ 1; 1 where splitDiffers
-// does not hold.
-func splitSkew(cp CoopParams, terms []terminal) float64 {
+// (accessWeight) over their geometric mean, ≥ 1; and whether the split is
+// worth probing at all (splitDiffers: where it is not, the skew is 1).
+func splitSkew(cp CoopParams, terms []terminal) (skew float64, differs bool) {
 	if !splitDiffers(cp, terms) {
-		return 1
+		return 1, false
 	}
 	var sum, logs float64
 	for _, t := range terms {
@@ -166,7 +166,7 @@ func splitSkew(cp CoopParams, terms []terminal) float64 {
 		logs += math.Log(w)
 	}
 	n := float64(len(terms))
-	return (sum / n) / math.Exp(logs/n)
+	return (sum / n) / math.Exp(logs/n), true
 }
 
 // splitFair is a probe's sample of the group's delivery d (B/s) as the

@@ -40,10 +40,10 @@ func TestSplitDiffers(t *testing.T) {
 func TestSplitSkew(t *testing.T) {
 	cp := CoopParams{}.Defaults()
 	papers003 := []terminal{{link: 433.3}, {link: 433.3}, {link: 150}, {link: 65}}
-	if got := splitSkew(cp, papers003); math.Abs(got-1.049) > 0.001 {
+	if got, _ := splitSkew(cp, papers003); math.Abs(got-1.049) > 0.001 {
 		t.Errorf("papers/003's four terminals: skew %.4f, want 1.049 (weights 64, 64, 64, 29.7)", got)
 	}
-	if got := splitSkew(cp, []terminal{{link: 433.3}, {link: 866.7}}); got != 1 {
+	if got, _ := splitSkew(cp, []terminal{{link: 433.3}, {link: 866.7}}); got != 1 {
 		t.Errorf("the same weights: skew %v, want 1", got)
 	}
 }
